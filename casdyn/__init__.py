@@ -1,0 +1,43 @@
+"""casdyn: rigid-body dynamics of URDF robots as CasADi functions.
+
+The flow: URDF text → :class:`~casdyn.model.Model` (plain data) → algorithms (SX graphs) →
+cached ``casadi.Function`` objects → :class:`RigidBodyTree`, the user API.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .errors import CasdynError, ExportError, InputError, URDFError
+from .functions import FUNCTION_NAMES
+from .model import Model, build_model
+from .shipped import robot_names, robot_urdf
+from .tree import RigidBodyTree
+from .urdf import read_urdf
+
+__all__ = [
+    "FUNCTION_NAMES",
+    "CasdynError",
+    "ExportError",
+    "InputError",
+    "Model",
+    "RigidBodyTree",
+    "URDFError",
+    "load_robot",
+    "load_urdf",
+    "robot_names",
+]
+__version__ = "0.1.0"
+
+
+def load_urdf(source: str | os.PathLike, *, gravity=(0.0, 0.0, -9.81)) -> RigidBodyTree:
+    """Load a robot from a URDF file path or a string holding URDF XML.
+
+    ``gravity`` is the gravitational acceleration in the base (root link) frame.
+    """
+    return RigidBodyTree(build_model(read_urdf(source), gravity))
+
+
+def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81)) -> RigidBodyTree:
+    """Load a robot shipped with casdyn; :func:`robot_names` lists them."""
+    return load_urdf(robot_urdf(name), gravity=gravity)

@@ -1,0 +1,142 @@
+"""Dynamics algorithms over a :class:`casdyn.model.Model`, as CasADi SX expressions.
+
+Each is Featherstone's algorithm (RBDA 2008) in body coordinates: RNEA (table 5.1), ABA
+(table 7.1), CRBA (table 6.2). Gravity enters as a fictitious base acceleration ``-g``.
+External forces are base-frame spatial forces about the base origin (MATLAB's convention);
+:func:`external_torque` maps them to joint space, and the two dynamics functions use it.
+"""
+
+from __future__ import annotations
+
+import casadi as ca
+
+from .kinematics import base_poses, joint_states
+from .model import Model
+from .spatial import SX, RigidInertia, cross_force, cross_motion, symmetric
+
+
+def _base_acceleration(model: Model, gravity: bool) -> SX:
+    accel = -model.gravity if gravity else 0.0 * model.gravity
+    return ca.vertcat(SX.zeros(3, 1), SX(accel.reshape(3, 1)))
+
+
+def rnea(model: Model, q: SX, qd: SX, qdd: SX, *, gravity: bool = True) -> SX:
+    """Inverse dynamics ``M qdd + C qd + g`` (nv x 1), without external forces."""
+    states = joint_states(model, q)
+    a_base = _base_acceleration(model, gravity)
+    n = model.nq
+    v: list = [None] * n  # body velocities, body frames
+    f: list = [None] * n  # body forces, body frames
+    a: list = [None] * n  # body accelerations, body frames
+    for i in model.order:
+        X, parent = states[i], model.joints[i].parent
+        inertia = RigidInertia.constant(model.joints[i].inertia)
+        vJ = X.S(qd[i])
+        if parent < 0:
+            v[i] = vJ
+            a[i] = X.motion_to_child(a_base) + X.S(qdd[i])
+        else:
+            v[i] = X.motion_to_child(v[parent]) + vJ
+            a[i] = X.motion_to_child(a[parent]) + X.S(qdd[i]) + cross_motion(v[i], vJ)
+        f[i] = inertia.apply(a[i]) + cross_force(v[i], inertia.apply(v[i]))
+    tau = SX.zeros(n, 1)
+    for i in reversed(model.order):
+        parent = model.joints[i].parent
+        tau[i] = states[i].project(f[i])
+        if parent >= 0:
+            f[parent] = f[parent] + states[i].force_to_parent(f[i])
+    return tau
+
+
+def aba(model: Model, q: SX, qd: SX, tau: SX) -> SX:
+    """Forward dynamics ``M^-1 (tau - C qd - g)`` (nv x 1), without external forces."""
+    states = joint_states(model, q)
+    n = model.nq
+    v: list = [None] * n  # body velocities, body frames
+    c: list = [None] * n  # velocity-product accelerations, body frames
+    IA: list = [None] * n  # articulated-body inertias (6x6), body frames
+    pA: list = [None] * n  # articulated bias forces, body frames
+    for i in model.order:
+        X, parent = states[i], model.joints[i].parent
+        inertia = RigidInertia.constant(model.joints[i].inertia)
+        vJ = X.S(qd[i])
+        if parent < 0:
+            v[i], c[i] = vJ, SX.zeros(6, 1)
+        else:
+            v[i] = X.motion_to_child(v[parent]) + vJ
+            c[i] = cross_motion(v[i], vJ)
+        IA[i] = inertia.articulated()
+        pA[i] = cross_force(v[i], inertia.apply(v[i]))
+    U: list = [None] * n
+    d: list = [None] * n
+    u: list = [None] * n
+    for i in reversed(model.order):
+        X, parent = states[i], model.joints[i].parent
+        k = X.index
+        U[i] = X.column(IA[i])
+        d[i] = U[i][k]
+        u[i] = tau[i] - X.project(pA[i])
+        if parent >= 0:
+            Ud = U[i] / d[i]
+            # IA - U U^T / d has an exactly zero row and column k: build it without them.
+            Ia = symmetric(6, lambda r, s: 0 if k in (r, s) else IA[i][r, s] - U[i][r] * Ud[s])
+            pa = pA[i] + ca.mtimes(Ia, c[i]) + Ud * u[i]
+            IA[parent] = IA[parent] + X.articulated_to_parent(Ia)
+            pA[parent] = pA[parent] + X.force_to_parent(pa)
+    a_base = _base_acceleration(model, True)
+    a: list = [None] * n
+    qdd = SX.zeros(n, 1)
+    for i in model.order:
+        X, parent = states[i], model.joints[i].parent
+        a_prime = X.motion_to_child(a_base if parent < 0 else a[parent]) + c[i]
+        qdd[i] = (u[i] - ca.dot(U[i], a_prime)) / d[i]
+        a[i] = a_prime + X.S(qdd[i])
+    return qdd
+
+
+def crba(model: Model, q: SX) -> SX:
+    """The joint-space mass matrix ``M(q)`` (nv x nv, symmetric)."""
+    states = joint_states(model, q)
+    n = model.nq
+    composite = [RigidInertia.constant(joint.inertia) for joint in model.joints]
+    for i in reversed(model.order):
+        parent = model.joints[i].parent
+        if parent >= 0:
+            composite[parent] = composite[parent] + states[i].rigid_inertia_to_parent(
+                composite[i]
+            )
+    M = SX.zeros(n, n)
+    for i in range(n):
+        F = composite[i].apply(states[i].S(1))  # force for a unit rate of joint i
+        M[i, i] = states[i].project(F)
+        j = i
+        while model.joints[j].parent >= 0:
+            F = states[j].force_to_parent(F)
+            j = model.joints[j].parent
+            M[i, j] = M[j, i] = states[j].project(F)
+    return M
+
+
+def external_torque(model: Model, q: SX, fext: SX) -> SX:
+    """``sum_b J_b^T fext_b`` (nv x 1): the joint torques produced by external forces.
+
+    ``fext`` is ``n_bodies x 6``; row b is a spatial force ``[n; f]`` on body b in the base
+    frame, moment about the base origin. Being in one frame, the rows of a subtree just add;
+    joint i then takes the component along its base-frame axis ``S_i = [z; p x z]``.
+    """
+    F = [SX.zeros(6, 1) for _ in model.joints]
+    for b, body in enumerate(model.bodies):
+        if body.joint >= 0:
+            F[body.joint] = F[body.joint] + fext[b, :].T
+    for i in reversed(model.order):
+        parent = model.joints[i].parent
+        if parent >= 0:
+            F[parent] = F[parent] + F[i]
+    states = joint_states(model, q)
+    poses = base_poses(model, states)
+    Q = SX.zeros(model.nq, 1)
+    for i in range(model.nq):
+        z, p = poses[i].R[:, 2], poses[i].p
+        n, f = F[i][:3], F[i][3:]
+        Q[i] = ca.dot(z, n - ca.cross(p, f)) if states[i].revolute else ca.dot(z, f)
+    return Q

@@ -1,0 +1,38 @@
+"""The exceptions casdyn raises on purpose, and help for naming a wrong name."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class CasdynError(Exception):
+    """Base class of every error casdyn raises on purpose."""
+
+
+class URDFError(CasdynError, ValueError):
+    """A URDF that cannot be read, or that does not describe a supported kinematic tree."""
+
+
+class InputError(CasdynError, ValueError):
+    """An argument with the wrong shape, a non-finite value or an unknown name."""
+
+
+class ExportError(CasdynError):
+    """Code generation or compilation of exported functions failed."""
+
+
+def suggest(name: str, candidates: Iterable[str]) -> str:
+    """A sentence proposing the candidates closest to ``name``, or listing them all if few."""
+    candidates = list(candidates)
+    close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.5)
+    if close:
+        return "did you mean " + " or ".join(repr(c) for c in close) + "?"
+    if len(candidates) <= 12:
+        return "known: " + ", ".join(repr(c) for c in candidates)
+    return f"{len(candidates)} names are known; see the model's name lists"
+
+
+def unknown_name(kind: str, name: object, candidates: Iterable[str]) -> InputError:
+    """An ``InputError`` for an unknown body, joint or function name, with suggestions."""
+    return InputError(f"unknown {kind} {name!r}; {suggest(str(name), candidates)}")

@@ -1,0 +1,119 @@
+"""Forward kinematics, frame transforms, geometric Jacobians and the centre of mass.
+
+Each function takes the model and SX symbols and returns SX expressions. Poses are chained
+only along the joints that a result needs, and relative transforms start from the lowest
+common ancestor of the two frames, so no work is spent on parts of the tree that cancel.
+"""
+
+from __future__ import annotations
+
+import casadi as ca
+
+from .errors import InputError
+from .joints import JointState
+from .model import Model
+from .spatial import SX, Transform
+
+
+def joint_states(model: Model, q: SX) -> list[JointState]:
+    return [JointState.at(joint, q[i]) for i, joint in enumerate(model.joints)]
+
+
+def chain_pose(model: Model, states: list[JointState], joint: int, ancestor: int = -1) -> Transform:
+    """Pose of ``joint``'s frame in ``ancestor``'s frame (-1: the base); ``ancestor`` must
+    lie on the path from ``joint`` to the base."""
+    pose = Transform(SX.eye(3), SX.zeros(3, 1))
+    path = model.support(joint)
+    for j in reversed(path[: path.index(ancestor)] if ancestor >= 0 else path):
+        pose = pose.then(states[j].tree).then(states[j].motion)
+    return pose
+
+
+def base_poses(model: Model, states: list[JointState]) -> list[Transform]:
+    """Pose of every joint frame in the base frame."""
+    poses: list[Transform | None] = [None] * model.nq
+    for i in model.order:
+        parent = model.joints[i].parent
+        start = states[i].tree if parent < 0 else poses[parent].then(states[i].tree)
+        poses[i] = start.then(states[i].motion)
+    return poses
+
+
+def _body_frame(model: Model, body: int) -> tuple[int, Transform]:
+    """The joint a body rides on and its constant pose there (-1 and identity: the base)."""
+    if body < 0:
+        return -1, Transform(SX.eye(3), SX.zeros(3, 1))
+    frame = model.bodies[body]
+    return frame.joint, Transform.constant(frame.rotation, frame.translation)
+
+
+def common_ancestor(model: Model, a: int, b: int) -> int:
+    """The deepest joint on both paths to the base (-1: the base)."""
+    above_a = set(model.support(a))
+    return next((j for j in model.support(b) if j in above_a), -1)
+
+
+def relative_transform(model: Model, q: SX, body: int, relative_to: int) -> Transform:
+    """Pose of ``body``'s frame in ``relative_to``'s frame (body indices; -1 the base)."""
+    states = joint_states(model, q)
+    joint_b, offset_b = _body_frame(model, body)
+    joint_a, offset_a = _body_frame(model, relative_to)
+    top = common_ancestor(model, joint_a, joint_b)
+    pose_b = chain_pose(model, states, joint_b, top).then(offset_b)
+    if relative_to < 0:
+        return pose_b
+    pose_a = chain_pose(model, states, joint_a, top).then(offset_a)
+    return pose_a.inverse().then(pose_b)
+
+
+def geometric_jacobian(model: Model, q: SX, body: int) -> SX:
+    """``6 x nv`` Jacobian ``[w; v] = J qd`` of ``body``'s frame origin, in the base frame."""
+    states = joint_states(model, q)
+    joint, offset = _body_frame(model, body)
+    J = SX.zeros(6, model.nq)
+    pose = Transform(SX.eye(3), SX.zeros(3, 1))
+    chain = []
+    for j in reversed(model.support(joint)):
+        pose = pose.then(states[j].tree).then(states[j].motion)
+        chain.append((j, pose))
+    origin = pose.then(offset).p
+    for j, frame in chain:
+        z = frame.R[:, 2]
+        if states[j].revolute:
+            J[:3, j] = z
+            J[3:, j] = ca.cross(z, origin - frame.p)
+        else:
+            J[3:, j] = z
+    return J
+
+
+def center_of_mass(model: Model, q: SX) -> tuple[SX, SX]:
+    """Centre of mass of all bodies (those fixed to the base included) in the base frame,
+    ``3 x 1``, and its ``3 x nv`` Jacobian."""
+    total = model.base_inertia.mass + sum(joint.inertia.mass for joint in model.joints)
+    if total <= 0:
+        raise InputError(f"robot {model.name!r} has no mass, so no centre of mass")
+    states = joint_states(model, q)
+    poses = base_poses(model, states)
+    # first moments m*c (base frame) and masses of each joint's subtree
+    moment = [
+        ca.mtimes(poses[i].R, joint.inertia.first_moment) + joint.inertia.mass * poses[i].p
+        for i, joint in enumerate(model.joints)
+    ]
+    mass = [joint.inertia.mass for joint in model.joints]
+    for i in reversed(model.order):
+        parent = model.joints[i].parent
+        if parent >= 0:
+            moment[parent] = moment[parent] + moment[i]
+            mass[parent] = mass[parent] + mass[i]
+    com = SX(model.base_inertia.first_moment)
+    J = SX.zeros(3, model.nq)
+    for i, joint in enumerate(model.joints):
+        if joint.parent < 0:
+            com = com + moment[i]
+        z = poses[i].R[:, 2]
+        if states[i].revolute:
+            J[:, i] = ca.cross(z, moment[i] - mass[i] * poses[i].p) / total
+        else:
+            J[:, i] = z * (mass[i] / total)
+    return com / total, J

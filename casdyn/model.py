@@ -1,0 +1,303 @@
+"""The kinematic tree: constant, immutable, plain NumPy data built once from a URDF.
+
+Featherstone's model in flat form: each movable joint ``i`` owns the body it moves, has a
+``parent`` (another joint index, or -1 for the fixed base), a constant pose ``rotation``,
+``translation`` in the parent's joint frame, and the spatial inertia of everything rigidly
+attached to it. Joints are indexed in URDF document order (the order of ``q``); ``order``
+lists them parents-first for the algorithms to sweep.
+
+Two things are folded into constants here so that the algorithms do no work for them:
+
+* links on fixed joints are merged into their moving ancestor (their inertia added to it);
+  they remain addressable as bodies through a constant pose relative to that ancestor;
+* every joint frame is rotated so that the joint axis is its z axis. A URDF joint moves the
+  child link by ``Rot(axis, q)``; with a constant ``A`` such that ``A e_z = axis``,
+  ``Rot(axis, q) = A Rot(e_z, q) A^T``, so ``A`` goes into the joint's constant pose and
+  ``A^T`` into the child link's pose in the joint frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import InputError, URDFError, suggest, unknown_name
+from .urdf import RobotDescription, rpy_to_matrix
+
+# Entries of constant rotations this close to 0 or ±1 are trigonometric round-off
+# (cos(pi/2) = 6e-17); snapping them lets CasADi drop the multiplications they would cost.
+_SNAP = 1e-14
+
+
+@dataclass(frozen=True)
+class Inertia:
+    """Rigid-body spatial inertia about a frame's origin, in that frame's axes.
+
+    ``first_moment`` is ``h = m c`` (c the centre of mass); ``rotational`` is the 3x3
+    rotational inertia about the frame origin (not about the centre of mass).
+    """
+
+    mass: float
+    first_moment: np.ndarray
+    rotational: np.ndarray
+
+    @staticmethod
+    def zero() -> Inertia:
+        return Inertia(0.0, np.zeros(3), np.zeros((3, 3)))
+
+    @staticmethod
+    def from_com(mass: float, com: np.ndarray, inertia_about_com: np.ndarray) -> Inertia:
+        """Parallel-axis shift of a centroidal inertia to the frame origin."""
+        com = np.asarray(com, dtype=float)
+        shift = mass * (com @ com * np.eye(3) - np.outer(com, com))
+        return Inertia(mass, mass * com, inertia_about_com + shift)
+
+    def transformed(self, rotation: np.ndarray, translation: np.ndarray) -> Inertia:
+        """The same body's inertia about, and in the axes of, a frame in which this frame has
+        pose ``(rotation, translation)``."""
+        com = self.first_moment / self.mass if self.mass > 0 else np.zeros(3)
+        centroidal = self.rotational - self.mass * (com @ com * np.eye(3) - np.outer(com, com))
+        moved = Inertia.from_com(
+            self.mass, rotation @ com + translation, rotation @ centroidal @ rotation.T
+        )
+        return moved.symmetrized()
+
+    def symmetrized(self) -> Inertia:
+        return Inertia(self.mass, self.first_moment, 0.5 * (self.rotational + self.rotational.T))
+
+    def __add__(self, other: Inertia) -> Inertia:
+        return Inertia(
+            self.mass + other.mass,
+            self.first_moment + other.first_moment,
+            self.rotational + other.rotational,
+        )
+
+
+@dataclass(frozen=True)
+class Joint:
+    """A movable joint and the body it moves; its frame has the joint axis as z."""
+
+    name: str
+    kind: str  # "revolute" (also URDF continuous) or "prismatic"
+    parent: int  # index of the parent joint, -1 for the base
+    rotation: np.ndarray  # (3, 3) joint frame at q = 0, in the parent joint's frame
+    translation: np.ndarray  # (3,)
+    inertia: Inertia  # everything rigidly attached to this joint, in its frame
+    lower: float
+    upper: float
+    continuous: bool = False
+
+
+@dataclass(frozen=True)
+class Body:
+    """A URDF link (other than the root): a frame rigidly attached to a joint or the base."""
+
+    name: str
+    joint: int  # the moving joint it rides on, -1 for the base
+    rotation: np.ndarray  # (3, 3) link frame in that joint's frame (or in the base frame)
+    translation: np.ndarray  # (3,)
+    mass: float
+
+
+@dataclass(frozen=True)
+class Model:
+    """A fixed-base kinematic tree with its inertias and gravity."""
+
+    name: str
+    base_name: str
+    joints: tuple[Joint, ...]
+    bodies: tuple[Body, ...]
+    order: tuple[int, ...]  # joint indices, every parent before its children
+    gravity: np.ndarray  # (3,) gravitational acceleration in the base frame
+    base_inertia: Inertia  # bodies fixed to the base, in the base frame (for the COM)
+    _body_index: dict[str, int] = field(repr=False, compare=False, default_factory=dict)
+
+    @property
+    def nq(self) -> int:
+        return len(self.joints)
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return tuple(joint.name for joint in self.joints)
+
+    @property
+    def body_names(self) -> tuple[str, ...]:
+        return tuple(body.name for body in self.bodies)
+
+    def body_index(self, name: str, *, allow_base: bool = False) -> int:
+        """Index of a body in ``bodies``; -1 for the base when ``allow_base``."""
+        if allow_base and name == self.base_name:
+            return -1
+        index = self._body_index.get(name) if isinstance(name, str) else None
+        if index is None:
+            if name == self.base_name:
+                raise InputError(f"{name!r} is the base of the tree, not a body")
+            names = ([self.base_name] if allow_base else []) + list(self._body_index)
+            raise unknown_name("body", name, names)
+        return index
+
+    def support(self, joint: int) -> list[int]:
+        """The joints from ``joint`` up to the base, ``joint`` first."""
+        chain = []
+        while joint >= 0:
+            chain.append(joint)
+            joint = self.joints[joint].parent
+        return chain
+
+
+def build_model(description: RobotDescription, gravity=(0.0, 0.0, -9.81)) -> Model:
+    """Turn a URDF description into a :class:`Model`, checking that it is a single tree."""
+    gravity = np.asarray(gravity, dtype=float)
+    if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
+        raise InputError(f"gravity must be 3 finite numbers, got {gravity.tolist()}")
+    source = description.source
+    links = {}
+    for link in description.links:
+        if link.name in links:
+            raise URDFError(f"{link.where}: a second link named {link.name!r}")
+        links[link.name] = link
+    children: dict[str, list] = {name: [] for name in links}
+    parent_joint: dict[str, object] = {}
+    joint_names = set()
+    for joint in description.joints:
+        if joint.name in joint_names:
+            raise URDFError(f"{joint.where}: a second joint named {joint.name!r}")
+        joint_names.add(joint.name)
+        for role in ("parent", "child"):
+            link = getattr(joint, role)
+            if link not in links:
+                raise URDFError(
+                    f"{joint.where}: {role} link {link!r} is not defined; "
+                    f"{suggest(link, links)}"
+                )
+        if joint.child in parent_joint:
+            raise URDFError(
+                f"{joint.where}: link {joint.child!r} already has parent joint "
+                f"{parent_joint[joint.child].name!r}; a link can have only one"
+            )
+        parent_joint[joint.child] = joint
+        children[joint.parent].append(joint)
+
+    roots = [name for name in links if name not in parent_joint]
+    if not roots:
+        raise URDFError(f"{source}: every link has a parent joint, so the joints form a cycle")
+    if len(roots) > 1:
+        raise URDFError(
+            f"{source}: the model has {len(roots)} root links ({', '.join(map(repr, roots))}); "
+            "connect them with joints so that exactly one link has no parent"
+        )
+    return _Builder(description, links, children, roots[0], gravity).build()
+
+
+class _Builder:
+    """Depth-first walk from the root that assigns joints, merges fixed links and aligns axes."""
+
+    def __init__(self, description, links, children, root, gravity):
+        self.description = description
+        self.links = links
+        self.children = children
+        self.root = root
+        self.gravity = gravity
+        movable = [j for j in description.joints if j.type != "fixed"]
+        self.q_index = {joint.name: i for i, joint in enumerate(movable)}
+        self.joints: list[Joint | None] = [None] * len(movable)
+        self.inertias = [Inertia.zero() for _ in movable]
+        self.base_inertia = Inertia.zero()
+        self.link_frames: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}
+        self.order: list[int] = []
+
+    def build(self) -> Model:
+        self._visit(self.root, -1, np.eye(3), np.zeros(3))
+        unreachable = [name for name in self.links if name not in self.link_frames]
+        if unreachable:
+            raise URDFError(
+                f"{self.description.source}: links {', '.join(map(repr, unreachable))} "
+                "are not reachable from the root; their joints form a cycle"
+            )
+        joints = tuple(
+            Joint(**{**joint.__dict__, "inertia": self.inertias[i]})
+            for i, joint in enumerate(self.joints)
+        )
+        bodies = []
+        for link in self.description.links:
+            if link.name == self.root:
+                continue
+            joint, rotation, translation = self.link_frames[link.name]
+            bodies.append(Body(link.name, joint, rotation, translation, link.mass))
+        return Model(
+            name=self.description.name,
+            base_name=self.root,
+            joints=joints,
+            bodies=tuple(bodies),
+            order=tuple(self.order),
+            gravity=self.gravity,
+            base_inertia=self.base_inertia,
+            _body_index={body.name: i for i, body in enumerate(bodies)},
+        )
+
+    def _visit(self, link_name, joint, rotation, translation):
+        """Place ``link_name``, whose frame has pose (rotation, translation) in ``joint``'s
+        frame, then its subtree."""
+        self.link_frames[link_name] = (joint, rotation, translation)
+        link = self.links[link_name]
+        if link.mass > 0 and link_name != self.root:
+            inertia = Inertia.from_com(link.mass, link.com, link.inertia)
+            moved = inertia.transformed(rotation, translation)
+            if joint >= 0:
+                self.inertias[joint] = self.inertias[joint] + moved
+            else:
+                self.base_inertia = self.base_inertia + moved
+        for child in self.children[link_name]:
+            origin_rotation = rotation @ rpy_to_matrix(child.rpy)
+            origin_translation = rotation @ child.xyz + translation
+            if child.type == "fixed":
+                self._visit(child.child, joint, _snap(origin_rotation), origin_translation)
+                continue
+            index = self.q_index[child.name]
+            align = axis_alignment(child.axis)
+            self.joints[index] = Joint(
+                name=child.name,
+                kind="prismatic" if child.type == "prismatic" else "revolute",
+                parent=joint,
+                rotation=_snap(origin_rotation @ align),
+                translation=origin_translation,
+                inertia=Inertia.zero(),
+                lower=child.lower,
+                upper=child.upper,
+                continuous=child.type == "continuous",
+            )
+            self.order.append(index)
+            self._visit(child.child, index, align.T.copy(), np.zeros(3))
+
+
+# Exact rotations taking e_z to each coordinate axis, so that axis-aligned joints keep
+# their sparse constant transforms.
+_AXIS_ALIGNMENTS = {
+    (0, 0, 1): np.eye(3),
+    (0, 0, -1): np.diag([1.0, -1.0, -1.0]),
+    (1, 0, 0): np.array([[0.0, 0, 1], [1, 0, 0], [0, 1, 0]]),
+    (-1, 0, 0): np.array([[0.0, 0, -1], [0, 1, 0], [1, 0, 0]]),
+    (0, 1, 0): np.array([[0.0, 1, 0], [0, 0, 1], [1, 0, 0]]),
+    (0, -1, 0): np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]]),
+}
+
+
+def axis_alignment(axis: np.ndarray) -> np.ndarray:
+    """A rotation ``A`` with ``A @ e_z == axis`` (``axis`` a unit vector)."""
+    key = tuple(float(a) for a in axis)
+    if key in _AXIS_ALIGNMENTS:
+        return _AXIS_ALIGNMENTS[key]
+    helper = np.array([1.0, 0, 0]) if abs(axis[0]) < 0.9 else np.array([0.0, 1, 0])
+    x = np.cross(helper, axis)
+    x /= np.linalg.norm(x)
+    return np.column_stack([x, np.cross(axis, x), axis])
+
+
+def _snap(rotation: np.ndarray) -> np.ndarray:
+    snapped = rotation.copy()
+    for target in (0.0, 1.0, -1.0):
+        snapped[np.abs(snapped - target) < _SNAP] = target
+    return snapped
+
+

@@ -1,0 +1,28 @@
+"""The robot models shipped in ``robots/`` (installed as the package ``casdyn.robots``)."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from .errors import unknown_name
+
+
+def _robots_dir():
+    try:
+        return resources.files("casdyn.robots")
+    except ModuleNotFoundError:  # running from a source checkout that is not installed
+        return Path(__file__).resolve().parent.parent / "robots"
+
+
+def robot_names() -> tuple[str, ...]:
+    """The names :func:`casdyn.load_robot` accepts, sorted."""
+    return tuple(sorted(p.name[:-5] for p in _robots_dir().iterdir() if p.name.endswith(".urdf")))
+
+
+def robot_urdf(name: str) -> str:
+    """The URDF text of the shipped robot ``name``."""
+    names = robot_names()
+    if name not in names:
+        raise unknown_name("robot", name, names)
+    return (_robots_dir() / f"{name}.urdf").read_text(encoding="utf-8")

@@ -1,0 +1,165 @@
+"""Spatial algebra on CasADi SX in rotation + translation form (Featherstone, RBDA 2008, ch. 2).
+
+Motion vectors are 6x1 ``[w; v]`` (angular, then linear velocity of the frame origin) and
+force vectors ``[n; f]`` (moment about the frame origin, then force), matching MATLAB's
+wrench ordering. A :class:`Transform` is the pose ``(R, p)`` of a child frame in its parent:
+``R`` maps child coordinates to parent coordinates, ``p`` is the child origin in the parent.
+Transforms are applied with 3x3 products instead of dense 6x6 ones, and symmetric results are
+built from their upper triangles, which keeps the graphs small.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import casadi as ca
+import numpy as np
+
+SX = ca.SX
+
+
+def sym(value) -> SX:
+    """A NumPy constant or SX expression as SX (exact zeros stay simplifiable)."""
+    return value if isinstance(value, SX) else SX(np.asarray(value, dtype=float))
+
+
+def cross_motion(v: SX, m: SX) -> SX:
+    """``v x m`` for motion vectors (RBDA eq. 2.31)."""
+    w, u = v[:3], v[3:]
+    return ca.vertcat(ca.cross(w, m[:3]), ca.cross(w, m[3:]) + ca.cross(u, m[:3]))
+
+
+def cross_force(v: SX, f: SX) -> SX:
+    """``v x* f`` for a force vector (RBDA eq. 2.32)."""
+    w, u = v[:3], v[3:]
+    return ca.vertcat(ca.cross(w, f[:3]) + ca.cross(u, f[3:]), ca.cross(w, f[3:]))
+
+
+def symmetric(n: int, entry) -> SX:
+    """An ``n x n`` symmetric SX matrix from ``entry(i, j)``, evaluated for ``i <= j`` only."""
+    out = SX.zeros(n, n)
+    for i in range(n):
+        for j in range(i, n):
+            out[i, j] = out[j, i] = entry(i, j)
+    return out
+
+
+def congruence(m: SX, s: SX) -> SX:
+    """``m s m^T`` for symmetric ``s``, computing each distinct entry once."""
+    ms = ca.mtimes(m, s)
+    return symmetric(s.shape[0], lambda i, j: ca.dot(ms[i, :].T, m[j, :].T))
+
+
+def skew(p: SX) -> SX:
+    """The matrix ``p x`` with ``(p x) a == cross(p, a)``."""
+    return ca.vertcat(
+        ca.horzcat(0, -p[2], p[1]),
+        ca.horzcat(p[2], 0, -p[0]),
+        ca.horzcat(-p[1], p[0], 0),
+    )
+
+
+@dataclass(frozen=True)
+class RigidInertia:
+    """Spatial inertia of a rigid body about a frame origin, in that frame: mass ``m``,
+    first moment ``h = m c`` (3x1) and rotational inertia ``I`` about the origin (3x3)."""
+
+    m: float
+    h: SX
+    I: SX  # noqa: E741  (Featherstone's symbol)
+
+    @staticmethod
+    def constant(inertia) -> RigidInertia:
+        """From a :class:`casdyn.model.Inertia` of NumPy constants."""
+        return RigidInertia(inertia.mass, sym(inertia.first_moment), sym(inertia.rotational))
+
+    def __add__(self, other: RigidInertia) -> RigidInertia:
+        return RigidInertia(self.m + other.m, self.h + other.h, self.I + other.I)
+
+    def apply(self, motion: SX) -> SX:
+        """The momentum ``I v`` (a force vector) of the body moving with ``motion``."""
+        w, v = motion[:3], motion[3:]
+        return ca.vertcat(
+            ca.mtimes(self.I, w) + ca.cross(self.h, v), self.m * v - ca.cross(self.h, w)
+        )
+
+    def articulated(self) -> SX:
+        """The same inertia as a dense symmetric 6x6 matrix ``[I, h x; (h x)^T, m 1]``."""
+        hx = skew(self.h)
+        return ca.blockcat([[self.I, hx], [hx.T, self.m * SX.eye(3)]])
+
+
+@dataclass(frozen=True)
+class Transform:
+    """Pose ``(R, p)`` of a child frame in its parent frame (3x3 and 3x1 SX)."""
+
+    R: SX
+    p: SX
+
+    @staticmethod
+    def constant(rotation, translation) -> Transform:
+        return Transform(sym(rotation), sym(np.reshape(translation, (3, 1))))
+
+    @staticmethod
+    def rotation_z(c: SX, s: SX) -> Transform:
+        """A rotation by the angle with cosine ``c`` and sine ``s`` about z."""
+        R = ca.vertcat(ca.horzcat(c, -s, 0), ca.horzcat(s, c, 0), ca.horzcat(0, 0, 1))
+        return Transform(R, SX.zeros(3, 1))
+
+    @staticmethod
+    def translation_z(d: SX) -> Transform:
+        return Transform(SX.eye(3), ca.vertcat(0, 0, d))
+
+    def then(self, child: Transform) -> Transform:
+        """The pose of ``child``'s frame in this transform's parent frame."""
+        return Transform(ca.mtimes(self.R, child.R), ca.mtimes(self.R, child.p) + self.p)
+
+    def inverse(self) -> Transform:
+        return Transform(self.R.T, -ca.mtimes(self.R.T, self.p))
+
+    def apply_point(self, point: SX) -> SX:
+        """Child coordinates of a point → parent coordinates."""
+        return ca.mtimes(self.R, point) + self.p
+
+    def matrix(self) -> SX:
+        """The 4x4 homogeneous matrix."""
+        return ca.vertcat(ca.horzcat(self.R, self.p), ca.horzcat(0, 0, 0, 1))
+
+    def motion_to_child(self, m: SX) -> SX:
+        """A motion vector in parent coordinates → child coordinates (RBDA ``X m``)."""
+        w, v = m[:3], m[3:]
+        return ca.vertcat(ca.mtimes(self.R.T, w), ca.mtimes(self.R.T, v - ca.cross(self.p, w)))
+
+    def force_to_parent(self, f: SX) -> SX:
+        """A force vector in child coordinates → parent coordinates (RBDA ``X^T f``)."""
+        f_parent = ca.mtimes(self.R, f[3:])
+        return ca.vertcat(ca.mtimes(self.R, f[:3]) + ca.cross(self.p, f_parent), f_parent)
+
+    def rigid_inertia_to_parent(self, inertia: RigidInertia) -> RigidInertia:
+        """``X^T I X`` for a rigid-body inertia, kept in (m, h, I) form.
+
+        With ``u = R h``: ``h' = u + m p`` and
+        ``I' = R I R^T - (p u^T + u p^T) + 2 (u.p) 1 - m p p^T + m (p.p) 1``.
+        """
+        m, p = inertia.m, self.p
+        u = ca.mtimes(self.R, inertia.h)
+        rotated = congruence(self.R, inertia.I)
+        diagonal = 2 * ca.dot(u, p) + m * ca.dot(p, p)
+
+        def entry(i, j):
+            value = rotated[i, j] - p[i] * u[j] - u[i] * p[j] - m * p[i] * p[j]
+            return value + diagonal if i == j else value
+
+        return RigidInertia(m, u + m * p, symmetric(3, entry))
+
+    def articulated_to_parent(self, inertia: SX) -> SX:
+        """``X^T I X`` for a symmetric 6x6 articulated inertia ``[A B; B^T C]``."""
+        A, B, C = inertia[:3, :3], inertia[:3, 3:], inertia[3:, 3:]
+        A1, C1 = congruence(self.R, A), congruence(self.R, C)
+        B1 = ca.mtimes(ca.mtimes(self.R, B), self.R.T)
+        px = skew(self.p)
+        K = ca.mtimes(px, B1.T)
+        pCp = congruence(px, C1)
+        A2 = symmetric(3, lambda i, j: A1[i, j] + K[i, j] + K[j, i] + pCp[i, j])
+        B2 = B1 + ca.mtimes(px, C1)
+        return ca.blockcat([[A2, B2], [B2.T, C1]])

@@ -1,0 +1,204 @@
+"""The user-facing :class:`RigidBodyTree`: MATLAB's ``rigidBodyTree`` operations in Python.
+
+The class is thin: it checks arguments, fills defaults the way RST does for ``[]``, and calls
+the cached CasADi Functions, numerically (NumPy out) or symbolically (CasADi out).
+"""
+
+from __future__ import annotations
+
+import math
+
+import casadi as ca
+import numpy as np
+
+from . import arguments
+from .errors import InputError
+from .functions import FunctionCache
+from .model import Model
+
+
+class RigidBodyTree:
+    """A fixed-base robot loaded from URDF, with its dynamics as CasADi functions.
+
+    Frames: the *base* frame is the URDF root link's frame; every spatial quantity is
+    ``[angular; linear]``. ``q``, ``qd``, ``qdd`` and ``tau`` follow ``joint_names``; ``fext``
+    is ``n_bodies x 6`` with one row ``[Tx Ty Tz Fx Fy Fz]`` per entry of ``body_names``.
+    """
+
+    def __init__(self, model: Model):
+        self._model = model
+        self._functions = FunctionCache(model)
+
+    # --- description ----------------------------------------------------------------------
+    @property
+    def model(self) -> Model:
+        """The immutable kinematic tree behind this robot."""
+        return self._model
+
+    @property
+    def name(self) -> str:
+        return self._model.name
+
+    @property
+    def base_name(self) -> str:
+        """The URDF root link; it is not a body."""
+        return self._model.base_name
+
+    @property
+    def body_names(self) -> tuple[str, ...]:
+        """Every link but the root, in URDF document order (the rows of ``fext``)."""
+        return self._model.body_names
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """The movable joints in URDF document order (the order of ``q``)."""
+        return self._model.joint_names
+
+    @property
+    def nq(self) -> int:
+        return self._model.nq
+
+    @property
+    def nv(self) -> int:
+        return self._model.nq
+
+    @property
+    def n_bodies(self) -> int:
+        return len(self._model.bodies)
+
+    @property
+    def gravity(self) -> np.ndarray:
+        """Gravitational acceleration in the base frame, (3,)."""
+        return self._model.gravity.copy()
+
+    @property
+    def mass(self) -> float:
+        """Total mass of all bodies (the root link excluded)."""
+        return self._model.base_inertia.mass + sum(j.inertia.mass for j in self._model.joints)
+
+    @property
+    def position_limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(lower, upper)``, each (nq,); continuous joints have infinite limits."""
+        joints = self._model.joints
+        return np.array([j.lower for j in joints]), np.array([j.upper for j in joints])
+
+    def __repr__(self) -> str:
+        return (
+            f"<RigidBodyTree {self.name!r}: {self.nq} joints, {self.n_bodies} bodies, "
+            f"base {self.base_name!r}>"
+        )
+
+    # --- configurations -------------------------------------------------------------------
+    def home_configuration(self) -> np.ndarray:
+        """Every joint at 0, clamped into its limits, (nq,)."""
+        lower, upper = self.position_limits
+        return np.clip(np.zeros(self.nq), lower, upper)
+
+    def random_configuration(self, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """Uniform within the limits, (nq,); joints without finite limits that rotate take
+        angles in [-pi, pi]. ``rng`` is a ``numpy.random.Generator`` or a seed."""
+        rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        lower, upper = self.position_limits
+        for joint, lo, hi in zip(self._model.joints, lower, upper, strict=True):
+            if not (math.isfinite(lo) and math.isfinite(hi)) and joint.kind == "prismatic":
+                raise InputError(
+                    f"prismatic joint {joint.name!r} has no finite limits to sample within"
+                )
+        finite = np.isfinite(lower) & np.isfinite(upper)
+        low = np.where(finite, lower, np.maximum(lower, -math.pi))
+        high = np.where(finite, upper, np.minimum(upper, math.pi))
+        return rng.uniform(low, high)
+
+    # --- dynamics -------------------------------------------------------------------------
+    def inverse_dynamics(self, q=None, qd=None, qdd=None, fext=None):
+        """Joint torques ``tau = M qdd + C qd + g - sum_b J_b^T fext_b``, (nv,).
+
+        The torque the actuators must supply to produce ``qdd`` while ``fext`` pushes on
+        the bodies. Defaults: home configuration, zero rates, no external force.
+        """
+        return self._call("inverse_dynamics", q=q, qd=qd, qdd=qdd, fext=fext)
+
+    def forward_dynamics(self, q=None, qd=None, tau=None, fext=None):
+        """Joint accelerations ``qdd = M^-1 (tau - C qd - g + sum_b J_b^T fext_b)``, (nv,)."""
+        return self._call("forward_dynamics", q=q, qd=qd, tau=tau, fext=fext)
+
+    def mass_matrix(self, q=None):
+        """The joint-space inertia matrix ``M(q)``, (nv, nv), symmetric positive definite."""
+        return self._call("mass_matrix", q=q)
+
+    def velocity_product(self, q=None, qd=None):
+        """Coriolis and centrifugal torques ``C(q, qd) qd``, (nv,)."""
+        return self._call("velocity_product", q=q, qd=qd)
+
+    def gravity_torque(self, q=None):
+        """The torque ``g(q)`` that holds the robot still against gravity, (nv,)."""
+        return self._call("gravity_torque", q=q)
+
+    # --- kinematics -----------------------------------------------------------------------
+    def geometric_jacobian(self, q, body: str):
+        """``6 x nv`` Jacobian of ``body``'s frame origin: ``[w; v] = J qd``, base frame."""
+        return self._call("geometric_jacobian", {"body": body}, q=q)
+
+    def get_transform(self, q, body: str, relative_to: str | None = None):
+        """4x4 pose of ``body``'s frame in ``relative_to``'s frame (default: the base).
+
+        It maps points from ``body`` coordinates to ``relative_to`` coordinates. MATLAB's
+        ``getTransform(robot, q, A, B)`` is ``get_transform(q, B, relative_to=A)``.
+        """
+        return self._call("get_transform", {"body": body, "relative_to": relative_to}, q=q)
+
+    def center_of_mass(self, q=None):
+        """``(com, com_jacobian)``: the centre of mass of all bodies in the base frame, (3,),
+        and its Jacobian, (3, nv)."""
+        return self._call("center_of_mass", q=q)
+
+    def external_force(self, body: str, wrench, q=None):
+        """An ``n_bodies x 6`` ``fext`` matrix with one wrench ``[Tx Ty Tz Fx Fy Fz]`` on ``body``.
+
+        Without ``q``, ``wrench`` is already a base-frame spatial force (moment about the
+        base origin) and is stored unchanged. With ``q``, ``wrench`` is in ``body``'s frame
+        about its origin and is transformed to the base frame and origin.
+        """
+        index = self._model.body_index(body)
+        if q is not None:
+            return self._call("external_force", {"body": body}, wrench=wrench, q=q)
+        wrench = arguments.vector(wrench, "wrench", 6)
+        kind = arguments.symbolic_kind([wrench])
+        fext = kind.zeros(self.n_bodies, 6) if kind else np.zeros((self.n_bodies, 6))
+        fext[index, :] = wrench.T if kind else wrench
+        return fext
+
+    # --- CasADi functions -----------------------------------------------------------------
+    def function(self, name: str, **options) -> ca.Function:
+        """The cached ``casadi.Function`` ``name`` with the SPEC's named inputs and outputs.
+
+        Options: ``body=`` for ``geometric_jacobian``, ``get_transform`` and
+        ``external_force``; ``relative_to=`` for ``get_transform``; ``fext=False`` for
+        ``inverse_dynamics`` and ``forward_dynamics`` gives a variant without that input.
+        """
+        return self._functions.get(name, **options)
+
+    def _call(self, name: str, options: dict | None = None, **values):
+        """Check the arguments, fill RST's defaults and evaluate the Function ``name``."""
+        options = {k: v for k, v in (options or {}).items() if v is not None}
+        if "fext" in values and values["fext"] is None:
+            del values["fext"]
+            options["fext"] = False
+        function = self.function(name, **options)
+        checked = {k: self._check(k, v) for k, v in values.items()}
+        kind = arguments.symbolic_kind(checked.values())
+        inputs = [checked.get(i, self._default(i)) for i in function.name_in()]
+        outputs = function.call(inputs)
+        if kind is None:
+            outputs = [arguments.to_numpy(out) for out in outputs]
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _check(self, name: str, value):
+        if value is None:
+            return self._default(name)
+        if name == "fext":
+            return arguments.matrix(value, "fext", (self.n_bodies, 6))
+        return arguments.vector(value, name, 6 if name == "wrench" else self.nq)
+
+    def _default(self, name: str):
+        return self.home_configuration() if name == "q" else np.zeros(self.nq)

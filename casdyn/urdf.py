@@ -1,0 +1,221 @@
+"""URDF text → :class:`RobotDescription`: what the file says, element by element.
+
+Only what dynamics needs is read: each link's ``<inertial>``, and each joint's ``origin``,
+``parent``, ``child``, ``axis`` and ``limit``. Everything else (``visual``, ``collision``,
+``transmission``, ``gazebo``, unknown tags) is dropped before ``urdf_parser_py`` sees the
+element, so a file that is valid for dynamics loads even where those parts are not, and the
+parser has nothing to complain about on the terminal. Every error names the source, the line
+and the element.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from xml.parsers import expat
+
+import numpy as np
+import urdf_parser_py.xml_reflection.core as _reflection
+from urdf_parser_py import urdf as _urdf
+
+from .errors import URDFError
+
+SUPPORTED_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed")
+_KEEP = {"link": {"inertial"}, "joint": {"origin", "parent", "child", "axis", "limit"}}
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """A URDF link. ``inertia`` is about the centre of mass, in the link frame's axes."""
+
+    name: str
+    mass: float
+    com: np.ndarray  # (3,) centre of mass in the link frame
+    inertia: np.ndarray  # (3, 3)
+    where: str  # "file, line N, <link name=...>" for later error messages
+
+
+@dataclass(frozen=True)
+class JointSpec:
+    """A URDF joint; ``axis`` is a unit vector in the child link frame."""
+
+    name: str
+    type: str
+    parent: str
+    child: str
+    xyz: np.ndarray  # (3,) child frame origin in the parent link frame
+    rpy: np.ndarray  # (3,) fixed-axis roll, pitch, yaw of the child frame
+    axis: np.ndarray  # (3,)
+    lower: float
+    upper: float
+    where: str  # "file, line N, <joint name=...>" for later error messages
+
+
+@dataclass(frozen=True)
+class RobotDescription:
+    """Links and joints of a URDF, in document order."""
+
+    name: str
+    source: str
+    links: tuple[LinkSpec, ...]
+    joints: tuple[JointSpec, ...]
+
+
+def read_urdf(source: str | os.PathLike) -> RobotDescription:
+    """Read a URDF from a path or from a string holding the XML."""
+    text, label = _read_source(source)
+    root, lines = _parse_xml(text, label)
+    if root.tag != "robot":
+        raise URDFError(f"{label}: the root element is <{root.tag}>, expected <robot>")
+    links, joints = [], []
+    for element in root:
+        if element.tag == "link":
+            links.append(_read_link(element, f"{label}, line {lines[id(element)]}"))
+        elif element.tag == "joint":
+            joints.append(_read_joint(element, f"{label}, line {lines[id(element)]}"))
+    if not links:
+        raise URDFError(f"{label}: the robot has no <link>")
+    name = root.get("name") or (Path(label).stem if label != "<string>" else "robot")
+    return RobotDescription(name, label, tuple(links), tuple(joints))
+
+
+def _read_source(source: str | os.PathLike) -> tuple[str, str]:
+    if isinstance(source, str) and source.lstrip().startswith("<"):
+        return source, "<string>"
+    if not isinstance(source, str | os.PathLike):
+        raise URDFError(
+            f"expected a path to a URDF file or a string of URDF XML, got {type(source).__name__}"
+        )
+    path = Path(source)
+    if not path.is_file():
+        raise URDFError(f"URDF file not found: {str(path)!r}")
+    try:
+        return path.read_text(encoding="utf-8"), str(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise URDFError(f"cannot read URDF file {str(path)!r}: {exc}") from exc
+
+
+def _parse_xml(text: str, label: str) -> tuple[ET.Element, dict[int, int]]:
+    """Parse XML with expat, recording the line of each element (ElementTree forgets it)."""
+    parser = expat.ParserCreate()
+    builder = ET.TreeBuilder()
+    lines: dict[int, int] = {}
+
+    def start(tag, attrib):
+        lines[id(builder.start(tag, attrib))] = parser.CurrentLineNumber
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = builder.end
+    parser.CharacterDataHandler = builder.data
+    try:
+        parser.Parse(text, True)
+    except expat.ExpatError as exc:
+        raise URDFError(
+            f"{label}: malformed XML at line {exc.lineno}, column {exc.offset + 1}: "
+            f"{expat.ErrorString(exc.code)}"
+        ) from exc
+    return builder.close(), lines
+
+
+@contextlib.contextmanager
+def _quiet_parser():
+    """urdf_parser_py prints warnings to stderr through a module-level hook; mute it."""
+    saved = _reflection.on_error
+    _reflection.on_error = lambda message: None
+    try:
+        yield
+    finally:
+        _reflection.on_error = saved
+
+
+def _parse_element(element: ET.Element, cls, where: str):
+    kept = ET.Element(element.tag, element.attrib)
+    kept.extend(child for child in element if child.tag in _KEEP[element.tag])
+    try:
+        with _quiet_parser():
+            return cls.from_xml_string(ET.tostring(kept))
+    except Exception as exc:  # urdf_parser_py raises bare Exception/ValueError/ParseError
+        message = " ".join(str(exc).split())
+        raise URDFError(f"{where}, {_describe(element)}: {message}") from exc
+
+
+def _describe(element: ET.Element) -> str:
+    name = element.get("name")
+    return f"<{element.tag} name={name!r}>" if name is not None else f"<{element.tag}>"
+
+
+def _finite(values, what: str, where: str) -> np.ndarray:
+    array = np.asarray(values, dtype=float)
+    if not np.all(np.isfinite(array)):
+        raise URDFError(f"{where}: {what} must be finite, got {array.tolist()}")
+    return array
+
+
+def _read_link(element: ET.Element, where: str) -> LinkSpec:
+    link = _parse_element(element, _urdf.Link, where)
+    where = f"{where}, {_describe(element)}"
+    inertial = link.inertial
+    if inertial is None:
+        return LinkSpec(link.name, 0.0, np.zeros(3), np.zeros((3, 3)), where)
+    mass = float(_finite(inertial.mass if inertial.mass is not None else 0.0, "mass", where))
+    if mass < 0:
+        raise URDFError(f"{where}: mass must not be negative, got {mass}")
+    inertia = np.zeros((3, 3))
+    if inertial.inertia is not None:
+        inertia = _finite(inertial.inertia.to_matrix(), "inertia", where)
+    com, rpy = np.zeros(3), np.zeros(3)
+    if inertial.origin is not None:
+        com = _finite(inertial.origin.xyz, "inertial origin xyz", where)
+        rpy = _finite(inertial.origin.rpy, "inertial origin rpy", where)
+    scale = max(1.0, float(np.abs(inertia).max()))
+    if np.linalg.eigvalsh(inertia).min() < -1e-12 * scale:
+        raise URDFError(f"{where}: the inertia tensor is not positive semi-definite")
+    rotation = rpy_to_matrix(rpy)
+    # URDF gives the tensor in the inertial frame; the model wants it in the link frame.
+    return LinkSpec(link.name, mass, com, rotation @ inertia @ rotation.T, where)
+
+
+def _read_joint(element: ET.Element, where: str) -> JointSpec:
+    joint = _parse_element(element, _urdf.Joint, where)
+    where_joint = f"{where}, {_describe(element)}"
+    if joint.type not in SUPPORTED_JOINT_TYPES:
+        raise URDFError(
+            f"{where_joint}: joint type {joint.type!r} is not supported yet "
+            f"(supported: {', '.join(SUPPORTED_JOINT_TYPES)})"
+        )
+    xyz, rpy = np.zeros(3), np.zeros(3)
+    if joint.origin is not None:
+        xyz = _finite(joint.origin.xyz, "origin xyz", where_joint)
+        rpy = _finite(joint.origin.rpy, "origin rpy", where_joint)
+    axis = np.array([1.0, 0.0, 0.0])  # the URDF default
+    if joint.axis is not None:
+        axis = _finite(joint.axis, "axis", where_joint)
+    norm = float(np.linalg.norm(axis))
+    if joint.type != "fixed" and norm < 1e-12:
+        raise URDFError(f"{where_joint}: the joint axis is zero")
+    lower, upper = -math.inf, math.inf
+    if joint.type in ("revolute", "prismatic") and joint.limit is not None:
+        lower = float(joint.limit.lower if joint.limit.lower is not None else 0.0)
+        upper = float(joint.limit.upper if joint.limit.upper is not None else 0.0)
+        if math.isnan(lower) or math.isnan(upper) or lower > upper:
+            raise URDFError(f"{where_joint}: limits lower={lower} > upper={upper}")
+    return JointSpec(
+        joint.name, joint.type, joint.parent, joint.child, xyz, rpy,
+        axis / norm if norm > 0 else axis, lower, upper, where_joint,
+    )
+
+
+def rpy_to_matrix(rpy) -> np.ndarray:
+    """URDF fixed-axis roll-pitch-yaw: R = Rz(yaw) @ Ry(pitch) @ Rx(roll)."""
+    r, p, y = (float(a) for a in rpy)
+    cr, sr, cp, sp, cy, sy = (math.cos(r), math.sin(r), math.cos(p), math.sin(p),
+                              math.cos(y), math.sin(y))
+    return np.array([
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ])

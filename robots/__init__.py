@@ -1,0 +1,1 @@
+"""URDF models shipped with casdyn (installed as the package ``casdyn.robots``)."""
