@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from .errors import CasdynError, ExportError, InputError, URDFError
+from .errors import CasdynError, ExportError, InputError, ModelError, URDFError
 from .functions import FUNCTION_NAMES
 from .model import Model, build_model
 from .shipped import robot_names, robot_urdf
@@ -21,6 +21,7 @@ __all__ = [
     "ExportError",
     "InputError",
     "Model",
+    "ModelError",
     "RigidBodyTree",
     "URDFError",
     "load_robot",

@@ -24,6 +24,8 @@ def symbolic_kind(values) -> type | None:
 
 
 def _numeric(value, name: str) -> np.ndarray:
+    if isinstance(value, ca.DM):
+        value = value.full()
     try:
         array = np.array(value, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -45,7 +47,7 @@ def vector(value, name: str, size: int):
         return value if value.shape[1] == 1 else value.T
     array = _numeric(value, name)
     if array.size != size or (array.ndim == 2 and min(array.shape) != 1) or array.ndim > 2:
-        raise InputError(f"{name} must have {size} elements, got shape {_shape(array)}")
+        raise InputError(f"{name} must have {size} elements, got {_shape(array)}")
     return array.reshape(size)
 
 
@@ -60,7 +62,7 @@ def matrix(value, name: str, shape: tuple[int, int]):
         return value
     array = _numeric(value, name)
     if array.shape != shape:
-        raise InputError(f"{name} must have shape {shape}, got shape {_shape(array)}")
+        raise InputError(f"{name} must be {shape[0]}x{shape[1]}, got {_shape(array)}")
     return array
 
 

@@ -12,7 +12,7 @@ import casadi as ca
 
 from .kinematics import base_poses, joint_states
 from .model import Model
-from .spatial import SX, RigidInertia, cross_force, cross_motion, symmetric
+from .spatial import SX, RigidInertia, articulated_update, cross_force, cross_motion
 
 
 def _base_acceleration(model: Model, gravity: bool) -> SX:
@@ -78,8 +78,7 @@ def aba(model: Model, q: SX, qd: SX, tau: SX) -> SX:
         u[i] = tau[i] - X.project(pA[i])
         if parent >= 0:
             Ud = U[i] / d[i]
-            # IA - U U^T / d has an exactly zero row and column k: build it without them.
-            Ia = symmetric(6, lambda r, s: 0 if k in (r, s) else IA[i][r, s] - U[i][r] * Ud[s])
+            Ia = articulated_update(IA[i], U[i], Ud, k)
             pa = pA[i] + ca.mtimes(Ia, c[i]) + Ud * u[i]
             IA[parent] = IA[parent] + X.articulated_to_parent(Ia)
             pA[parent] = pA[parent] + X.force_to_parent(pa)

@@ -18,6 +18,10 @@ class InputError(CasdynError, ValueError):
     """An argument with the wrong shape, a non-finite value or an unknown name."""
 
 
+class ModelError(CasdynError, ValueError):
+    """A model that loads but cannot give the quantity asked for (e.g. singular masses)."""
+
+
 class ExportError(CasdynError):
     """Code generation or compilation of exported functions failed."""
 

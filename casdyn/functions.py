@@ -13,7 +13,7 @@ import threading
 import casadi as ca
 
 from . import dynamics, kinematics
-from .errors import InputError, unknown_name
+from .errors import InputError, ModelError, unknown_name
 from .model import Model
 from .spatial import SX
 
@@ -92,6 +92,12 @@ def build_function(model: Model, name: str, **options) -> ca.Function:
     if name == "inverse_dynamics":
         outputs = [dynamics.rnea(model, q, symbols["qd"], symbols["qdd"]) - ext]
     elif name == "forward_dynamics":
+        massless = model.joints_moving_no_inertia()
+        if massless:
+            raise ModelError(
+                f"forward dynamics of {model.name!r} is undefined: joint {massless[0]!r} moves "
+                "no mass or inertia, so the mass matrix is singular"
+            )
         outputs = [dynamics.aba(model, q, symbols["qd"], symbols["tau"] + ext)]
     elif name == "mass_matrix":
         outputs = [dynamics.crba(model, q)]

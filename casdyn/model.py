@@ -137,6 +137,15 @@ class Model:
             raise unknown_name("body", name, names)
         return index
 
+    def joints_moving_no_inertia(self) -> tuple[str, ...]:
+        """Joints whose whole subtree has neither mass nor rotational inertia: ``M`` is
+        singular for them, so forward dynamics is undefined."""
+        weight = [j.inertia.mass + float(np.trace(j.inertia.rotational)) for j in self.joints]
+        for i in reversed(self.order):
+            if self.joints[i].parent >= 0:
+                weight[self.joints[i].parent] += weight[i]
+        return tuple(j.name for j, w in zip(self.joints, weight, strict=True) if w <= 0)
+
     def support(self, joint: int) -> list[int]:
         """The joints from ``joint`` up to the base, ``joint`` first."""
         chain = []

@@ -50,6 +50,16 @@ def congruence(m: SX, s: SX) -> SX:
     return symmetric(s.shape[0], lambda i, j: ca.dot(ms[i, :].T, m[j, :].T))
 
 
+def articulated_update(IA: SX, U: SX, U_over_d: SX, k: int) -> SX:
+    """``IA - U U^T / d`` with ``U = IA e_k`` and ``d = U[k]`` (RBDA eq. 7.41 with a single
+    axis). Row and column k of the result are exactly zero; they are built as zeros."""
+
+    def entry(r, s):
+        return 0 if k in (r, s) else IA[r, s] - U[r] * U_over_d[s]
+
+    return symmetric(6, entry)
+
+
 def skew(p: SX) -> SX:
     """The matrix ``p x`` with ``(p x) a == cross(p, a)``."""
     return ca.vertcat(

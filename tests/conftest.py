@@ -1,0 +1,39 @@
+"""Shared fixtures: the models every cross-check runs on, and a relative comparison."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from random_trees import random_urdf
+
+import casdyn
+
+RELATIVE = 1e-9
+
+
+def assert_close(actual, expected, rtol=RELATIVE):
+    """``max|actual - expected| <= rtol * max(1, max|expected|)``: relative to the size of
+    the quantity, absolute for quantities below one."""
+    actual, expected = np.asarray(actual, dtype=float), np.asarray(expected, dtype=float)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    error = np.max(np.abs(actual - expected), initial=0.0)
+    scale = max(1.0, np.max(np.abs(expected), initial=0.0))
+    assert error <= rtol * scale, f"error {error:.3e} > {rtol:g} * {scale:.3e}"
+
+
+RANDOM_SEEDS = list(range(8))
+MODEL_CASES = [("shipped", name) for name in casdyn.robot_names()] + [
+    ("random", seed) for seed in RANDOM_SEEDS
+]
+
+
+def model_urdf(case) -> str:
+    kind, key = case
+    if kind == "shipped":
+        return casdyn.robot_urdf(key)
+    return random_urdf(key, n_links=4 + key * 2)
+
+
+@pytest.fixture(params=MODEL_CASES, ids=lambda case: f"{case[0]}-{case[1]}")
+def urdf_text(request) -> str:
+    return model_urdf(request.param)

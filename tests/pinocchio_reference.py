@@ -1,0 +1,93 @@
+"""Pinocchio as the independent reference, converted to casdyn's conventions here.
+
+casdyn: spatial vectors ``[angular; linear]``, ``q`` in URDF document order with one angle
+per continuous joint, external forces as base-frame spatial forces about the base origin.
+Pinocchio: ``[linear; angular]``, joints in depth-first order, continuous joints as
+``(cos, sin)``, external forces per joint in the joint's local frame.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+
+class Reference:
+    def __init__(self, urdf_text: str, joint_names, body_names, gravity=(0, 0, -9.81)):
+        self.model = pin.buildModelFromXML(urdf_text)
+        self.model.gravity.linear = np.asarray(gravity, dtype=float)
+        self.data = self.model.createData()
+        self.joint_ids = [self.model.getJointId(name) for name in joint_names]
+        self.body_frames = [self.model.getFrameId(name, pin.BODY) for name in body_names]
+        self.v_index = [self.model.joints[j].idx_v for j in self.joint_ids]
+
+    # --- conversions ------------------------------------------------------------------------
+    def q(self, q):
+        q_pin = pin.neutral(self.model)
+        for j, value in zip(self.joint_ids, q, strict=True):
+            joint = self.model.joints[j]
+            if joint.nq == 2:  # continuous: (cos, sin)
+                q_pin[joint.idx_q : joint.idx_q + 2] = np.cos(value), np.sin(value)
+            else:
+                q_pin[joint.idx_q] = value
+        return q_pin
+
+    def v(self, v):
+        v_pin = np.zeros(self.model.nv)
+        v_pin[self.v_index] = v
+        return v_pin
+
+    def from_v(self, v_pin):
+        return np.asarray(v_pin)[self.v_index]
+
+    def fext(self, q, fext):
+        """casdyn's base-frame fext rows → Pinocchio's per-joint local forces."""
+        pin.forwardKinematics(self.model, self.data, self.q(q))
+        forces = [pin.Force.Zero() for _ in range(self.model.njoints)]
+        for row, frame in zip(fext, self.body_frames, strict=True):
+            joint = self.model.frames[frame].parentJoint
+            world = pin.Force(np.asarray(row[3:]), np.asarray(row[:3]))
+            forces[joint] += self.data.oMi[joint].actInv(world)
+        return pin.StdVec_Force(forces)
+
+    # --- quantities in casdyn's conventions --------------------------------------------------
+    def inverse_dynamics(self, q, qd, qdd, fext):
+        tau = pin.rnea(self.model, self.data, self.q(q), self.v(qd), self.v(qdd),
+                       self.fext(q, fext))
+        return self.from_v(tau)
+
+    def forward_dynamics(self, q, qd, tau, fext):
+        qdd = pin.aba(self.model, self.data, self.q(q), self.v(qd), self.v(tau),
+                      self.fext(q, fext))
+        return self.from_v(qdd)
+
+    def mass_matrix(self, q):
+        M = pin.crba(self.model, self.data, self.q(q))
+        M = np.triu(M) + np.triu(M, 1).T
+        return M[np.ix_(self.v_index, self.v_index)]
+
+    def body_transform(self, q, body):
+        pin.framesForwardKinematics(self.model, self.data, self.q(q))
+        return self.data.oMf[self.body_frames[body]].homogeneous
+
+    def jacobian(self, q, body):
+        q_pin = self.q(q)
+        pin.computeJointJacobians(self.model, self.data, q_pin)
+        pin.updateFramePlacements(self.model, self.data)
+        J = pin.getFrameJacobian(self.model, self.data, self.body_frames[body],
+                                 pin.LOCAL_WORLD_ALIGNED)
+        return np.vstack([J[3:], J[:3]])[:, self.v_index]
+
+    def center_of_mass(self, q):
+        """COM of every inertia, those fixed to the base included (Pinocchio keeps them
+        in the universe inertia, which its centerOfMass leaves out)."""
+        q_pin = self.q(q)
+        pin.forwardKinematics(self.model, self.data, q_pin)
+        moment, total = np.zeros(3), 0.0
+        for j in range(self.model.njoints):
+            inertia = self.model.inertias[j]
+            moment += inertia.mass * self.data.oMi[j].act(inertia.lever)
+            total += inertia.mass
+        moving = pin.jacobianCenterOfMass(self.model, self.data, q_pin)
+        moving_mass = self.data.mass[0]
+        return moment / total, (moving * moving_mass / total)[:, self.v_index]
