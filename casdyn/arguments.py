@@ -37,7 +37,11 @@ def _numeric(value, name: str) -> np.ndarray:
 
 
 def vector(value, name: str, size: int):
-    """A length-``size`` vector: a 1-D float array, or an ``size x 1`` CasADi column."""
+    """A length-``size`` vector: a 1-D float array, or an ``size x 1`` CasADi column.
+
+    A 2-D array of shape ``(N, size)`` is a batch of N vectors and is returned as such; an
+    ``(size, 1)`` column (``size > 1``) is one vector.
+    """
     if isinstance(value, SYMBOLIC):
         if value.numel() != size or min(value.shape) > 1:
             raise InputError(
@@ -46,13 +50,18 @@ def vector(value, name: str, size: int):
             )
         return value if value.shape[1] == 1 else value.T
     array = _numeric(value, name)
+    if array.ndim == 2 and array.shape[1] == size and array.shape[0] > 0:
+        return array  # a batch
     if array.size != size or (array.ndim == 2 and min(array.shape) != 1) or array.ndim > 2:
-        raise InputError(f"{name} must have {size} elements, got {_shape(array)}")
+        raise InputError(
+            f"{name} must have {size} elements (or be an N x {size} batch), "
+            f"got {_shape(array)}"
+        )
     return array.reshape(size)
 
 
 def matrix(value, name: str, shape: tuple[int, int]):
-    """A matrix of exactly ``shape``: a 2-D float array, or a CasADi matrix."""
+    """A matrix of exactly ``shape`` (2-D), or a batch of them ``(N, *shape)``."""
     if isinstance(value, SYMBOLIC):
         if value.shape != shape:
             raise InputError(
@@ -61,9 +70,39 @@ def matrix(value, name: str, shape: tuple[int, int]):
             )
         return value
     array = _numeric(value, name)
-    if array.shape != shape:
-        raise InputError(f"{name} must be {shape[0]}x{shape[1]}, got {_shape(array)}")
+    if array.shape != shape and not (array.ndim == 3 and array.shape[1:] == shape):
+        raise InputError(
+            f"{name} must be {shape[0]}x{shape[1]} (or N x {shape[0]}x{shape[1]}), "
+            f"got {_shape(array)}"
+        )
     return array
+
+
+def batch_size(values: dict, single_ndim: dict) -> int | None:
+    """The common N of the batched arguments (arrays with one more dimension than a single
+    value), or ``None`` if nothing is batched."""
+    sizes = {k: v.shape[0] for k, v in values.items() if np.ndim(v) > single_ndim[k]}
+    if not sizes:
+        return None
+    if len(set(sizes.values())) > 1:
+        listed = ", ".join(f"{k}: {n}" for k, n in sizes.items())
+        raise InputError(f"batched arguments must have the same number of rows; got {listed}")
+    return next(iter(sizes.values()))
+
+
+def to_casadi_batch(value: np.ndarray, single_ndim: int):
+    """A batch (N, n) or (N, r, c) → the horizontal concatenation that ``Function.map`` takes."""
+    if np.ndim(value) == single_ndim:
+        return value  # one value for all: CasADi broadcasts it
+    return value.T if single_ndim == 1 else np.hstack(list(value))
+
+
+def from_casadi_batch(value: ca.DM, n: int) -> np.ndarray:
+    """``Function.map`` output (r, c*N) → (N, r) for vectors, (N, r, c) otherwise."""
+    array = value.full()
+    rows, cols = array.shape[0], array.shape[1] // n
+    stacked = array.reshape(rows, n, cols).transpose(1, 0, 2)
+    return stacked[:, :, 0] if cols == 1 else stacked
 
 
 def _shape(value) -> str:

@@ -28,9 +28,14 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, object]]
     "get_transform": (("q",), ("T",), {"body": None, "relative_to": None}),
     "center_of_mass": (("q",), ("com", "com_jacobian"), {}),
     "external_force": (("wrench", "q"), ("fext",), {"body": None}),
+    "inverse_dynamics_derivatives": (
+        ("q", "qd", "qdd", "fext"), ("dtau_dq", "dtau_dqd", "dtau_dqdd"), {"fext": True}
+    ),
+    "forward_dynamics_derivatives": (
+        ("q", "qd", "tau", "fext"), ("dqdd_dq", "dqdd_dqd", "dqdd_dtau"), {"fext": True}
+    ),
 }
 FUNCTION_NAMES = tuple(SIGNATURES)
-
 
 class FunctionCache:
     """Builds each requested Function on first use and returns the same object afterwards."""
@@ -79,53 +84,11 @@ def build_function(model: Model, name: str, **options) -> ca.Function:
         "qd": SX.sym("qd", n),
         "qdd": SX.sym("qdd", n),
         "tau": SX.sym("tau", n),
-        "fext": SX.sym("fext", nb, 6),
+        "fext": SX.sym("fext", nb, 6) if options.get("fext", True) else None,
         "wrench": SX.sym("wrench", 6),
     }
-    inputs = [i for i in SIGNATURES[name][0] if i != "fext" or options.get("fext", True)]
-    q = symbols["q"]
-    ext = (
-        dynamics.external_torque(model, q, symbols["fext"])
-        if "fext" in inputs
-        else SX.zeros(n, 1)
-    )
-    if name == "inverse_dynamics":
-        outputs = [dynamics.rnea(model, q, symbols["qd"], symbols["qdd"]) - ext]
-    elif name == "forward_dynamics":
-        massless = model.joints_moving_no_inertia()
-        if massless:
-            raise ModelError(
-                f"forward dynamics of {model.name!r} is undefined: joint {massless[0]!r} moves "
-                "no mass or inertia, so the mass matrix is singular"
-            )
-        outputs = [dynamics.aba(model, q, symbols["qd"], symbols["tau"] + ext)]
-    elif name == "mass_matrix":
-        outputs = [dynamics.crba(model, q)]
-    elif name == "velocity_product":
-        zero = SX.zeros(n, 1)
-        outputs = [dynamics.rnea(model, q, symbols["qd"], zero, gravity=False)]
-    elif name == "gravity_torque":
-        zero = SX.zeros(n, 1)
-        outputs = [dynamics.rnea(model, q, zero, zero)]
-    elif name == "geometric_jacobian":
-        outputs = [kinematics.geometric_jacobian(model, q, model.body_index(options["body"],
-                                                                             allow_base=True))]
-    elif name == "get_transform":
-        body = model.body_index(options["body"], allow_base=True)
-        reference = options["relative_to"]
-        reference = -1 if reference is None else model.body_index(reference, allow_base=True)
-        outputs = [kinematics.relative_transform(model, q, body, reference).matrix()]
-    elif name == "center_of_mass":
-        outputs = list(kinematics.center_of_mass(model, q))
-    else:  # external_force
-        body = model.body_index(options["body"])
-        pose = kinematics.relative_transform(model, q, body, -1)
-        wrench = symbols["wrench"]
-        force = ca.mtimes(pose.R, wrench[3:])
-        moment = ca.mtimes(pose.R, wrench[:3]) + ca.cross(pose.p, force)
-        fext = SX.zeros(nb, 6)
-        fext[body, :] = ca.vertcat(moment, force).T
-        outputs = [fext]
+    inputs = [i for i in SIGNATURES[name][0] if symbols[i] is not None]
+    outputs = _BUILDERS[name](model, symbols, options)
     return ca.Function(
         _function_name(name, options),
         [symbols[i] for i in inputs],
@@ -133,6 +96,84 @@ def build_function(model: Model, name: str, **options) -> ca.Function:
         inputs,
         list(SIGNATURES[name][1]),
     )
+
+
+def _external(model: Model, s: dict) -> SX:
+    if s["fext"] is None:
+        return SX.zeros(model.nq, 1)
+    return dynamics.external_torque(model, s["q"], s["fext"])
+
+
+def _inverse_dynamics(model: Model, s: dict, options: dict) -> list[SX]:
+    return [dynamics.rnea(model, s["q"], s["qd"], s["qdd"]) - _external(model, s)]
+
+
+def _forward_dynamics(model: Model, s: dict, options: dict) -> list[SX]:
+    massless = model.joints_moving_no_inertia()
+    if massless:
+        raise ModelError(
+            f"forward dynamics of {model.name!r} is undefined: joint {massless[0]!r} moves "
+            "no mass or inertia, so the mass matrix is singular"
+        )
+    return [dynamics.aba(model, s["q"], s["qd"], s["tau"] + _external(model, s))]
+
+
+def _derivatives(dynamics_builder, third: str):
+    """d(output)/d(q, qd, third) of a dynamics builder, by CasADi's AD on the SX graph."""
+
+    def build(model: Model, s: dict, options: dict) -> list[SX]:
+        (out,) = dynamics_builder(model, s, options)
+        return [ca.jacobian(out, s[x]) for x in ("q", "qd", third)]
+
+    return build
+
+
+def _velocity_product(model: Model, s: dict, options: dict) -> list[SX]:
+    return [dynamics.rnea(model, s["q"], s["qd"], SX.zeros(model.nq, 1), gravity=False)]
+
+
+def _gravity_torque(model: Model, s: dict, options: dict) -> list[SX]:
+    zero = SX.zeros(model.nq, 1)
+    return [dynamics.rnea(model, s["q"], zero, zero)]
+
+
+def _geometric_jacobian(model: Model, s: dict, options: dict) -> list[SX]:
+    body = model.body_index(options["body"], allow_base=True)
+    return [kinematics.geometric_jacobian(model, s["q"], body)]
+
+
+def _get_transform(model: Model, s: dict, options: dict) -> list[SX]:
+    body = model.body_index(options["body"], allow_base=True)
+    reference = options["relative_to"]
+    reference = -1 if reference is None else model.body_index(reference, allow_base=True)
+    return [kinematics.relative_transform(model, s["q"], body, reference).matrix()]
+
+
+def _external_force(model: Model, s: dict, options: dict) -> list[SX]:
+    """Row = [R n + p x (R f); R f]: a body-frame wrench as a base-frame spatial force."""
+    body = model.body_index(options["body"])
+    pose = kinematics.relative_transform(model, s["q"], body, -1)
+    wrench = s["wrench"]
+    force = ca.mtimes(pose.R, wrench[3:])
+    moment = ca.mtimes(pose.R, wrench[:3]) + ca.cross(pose.p, force)
+    fext = SX.zeros(len(model.bodies), 6)
+    fext[body, :] = ca.vertcat(moment, force).T
+    return [fext]
+
+
+_BUILDERS = {
+    "inverse_dynamics": _inverse_dynamics,
+    "forward_dynamics": _forward_dynamics,
+    "mass_matrix": lambda model, s, options: [dynamics.crba(model, s["q"])],
+    "velocity_product": _velocity_product,
+    "gravity_torque": _gravity_torque,
+    "geometric_jacobian": _geometric_jacobian,
+    "get_transform": _get_transform,
+    "center_of_mass": lambda model, s, options: list(kinematics.center_of_mass(model, s["q"])),
+    "external_force": _external_force,
+    "inverse_dynamics_derivatives": _derivatives(_inverse_dynamics, "qdd"),
+    "forward_dynamics_derivatives": _derivatives(_forward_dynamics, "tau"),
+}
 
 
 def _function_name(name: str, options: dict) -> str:

@@ -7,6 +7,7 @@ the cached CasADi Functions, numerically (NumPy out) or symbolically (CasADi out
 from __future__ import annotations
 
 import math
+import os
 
 import casadi as ca
 import numpy as np
@@ -28,6 +29,13 @@ class RigidBodyTree:
     def __init__(self, model: Model):
         self._model = model
         self._functions = FunctionCache(model)
+        self._mapped: dict[tuple[str, int], ca.Function] = {}
+
+    def __getstate__(self) -> dict:
+        return {"model": self._model}  # Functions are rebuilt on demand after unpickling
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["model"])
 
     # --- description ----------------------------------------------------------------------
     @property
@@ -134,6 +142,17 @@ class RigidBodyTree:
         """The torque ``g(q)`` that holds the robot still against gravity, (nv,)."""
         return self._call("gravity_torque", q=q)
 
+    def inverse_dynamics_derivatives(self, q=None, qd=None, qdd=None, fext=None):
+        """``(dtau_dq, dtau_dqd, dtau_dqdd)``, each (nv, nv): the Jacobians of
+        :meth:`inverse_dynamics` (``dtau_dqdd`` is the mass matrix)."""
+        return self._call("inverse_dynamics_derivatives", q=q, qd=qd, qdd=qdd, fext=fext)
+
+    def forward_dynamics_derivatives(self, q=None, qd=None, tau=None, fext=None):
+        """``(dqdd_dq, dqdd_dqd, dqdd_dtau)``, each (nv, nv): the Jacobians of
+        :meth:`forward_dynamics`, i.e. the state-space linearisation an MPC needs
+        (``dqdd_dtau`` is the inverse mass matrix)."""
+        return self._call("forward_dynamics_derivatives", q=q, qd=qd, tau=tau, fext=fext)
+
     # --- kinematics -----------------------------------------------------------------------
     def geometric_jacobian(self, q, body: str):
         """``6 x nv`` Jacobian of ``body``'s frame origin: ``[w; v] = J qd``, base frame."""
@@ -179,19 +198,40 @@ class RigidBodyTree:
         return self._functions.get(name, **options)
 
     def _call(self, name: str, options: dict | None = None, **values):
-        """Check the arguments, fill RST's defaults and evaluate the Function ``name``."""
+        """Check the arguments, fill RST's defaults and evaluate the Function ``name``.
+
+        Numbers give NumPy results; CasADi symbols give CasADi expressions; arrays with a
+        leading batch dimension N give results with that leading dimension, evaluated by the
+        Function mapped over N (CasADi threads), not by a Python loop.
+        """
         options = {k: v for k, v in (options or {}).items() if v is not None}
         if "fext" in values and values["fext"] is None:
             del values["fext"]
             options["fext"] = False
         function = self.function(name, **options)
         checked = {k: self._check(k, v) for k, v in values.items()}
-        kind = arguments.symbolic_kind(checked.values())
-        inputs = [checked.get(i, self._default(i)) for i in function.name_in()]
-        outputs = function.call(inputs)
-        if kind is None:
-            outputs = [arguments.to_numpy(out) for out in outputs]
+        inputs = {i: checked.get(i, self._default(i)) for i in function.name_in()}
+        kind = arguments.symbolic_kind(inputs.values())
+        if kind is not None:
+            outputs = function.call(list(inputs.values()))
+        else:
+            single = {i: 2 if i == "fext" else 1 for i in inputs}
+            n = arguments.batch_size(inputs, single)
+            if n is None:
+                outputs = [arguments.to_numpy(out) for out in function.call(list(inputs.values()))]
+            else:
+                mapped = self._map(function, n)
+                batched = [arguments.to_casadi_batch(v, single[i]) for i, v in inputs.items()]
+                outputs = [arguments.from_casadi_batch(out, n) for out in mapped.call(batched)]
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _map(self, function: ca.Function, n: int) -> ca.Function:
+        key = (function.name(), n)
+        if key not in self._mapped:
+            if len(self._mapped) >= 32:
+                self._mapped.clear()
+            self._mapped[key] = function.map(n, "thread", min(n, os.cpu_count() or 1))
+        return self._mapped[key]
 
     def _check(self, name: str, value):
         if value is None:
@@ -201,4 +241,8 @@ class RigidBodyTree:
         return arguments.vector(value, name, 6 if name == "wrench" else self.nq)
 
     def _default(self, name: str):
-        return self.home_configuration() if name == "q" else np.zeros(self.nq)
+        if name == "q":
+            return self.home_configuration()
+        if name == "fext":
+            return np.zeros((self.n_bodies, 6))
+        return np.zeros(self.nq)

@@ -91,3 +91,23 @@ class Reference:
         moving = pin.jacobianCenterOfMass(self.model, self.data, q_pin)
         moving_mass = self.data.mass[0]
         return moment / total, (moving * moving_mass / total)[:, self.v_index]
+
+
+def _reorder(reference: Reference, matrix):
+    return np.asarray(matrix)[np.ix_(reference.v_index, reference.v_index)]
+
+
+def rnea_derivatives(reference: Reference, q, qd, qdd):
+    """(dtau/dq, dtau/dqd, dtau/dqdd) without external forces, in casdyn's order."""
+    m, d = reference.model, reference.data
+    pin.computeRNEADerivatives(m, d, reference.q(q), reference.v(qd), reference.v(qdd))
+    M = np.triu(d.M) + np.triu(d.M, 1).T
+    return tuple(_reorder(reference, x) for x in (d.dtau_dq, d.dtau_dv, M))
+
+
+def aba_derivatives(reference: Reference, q, qd, tau):
+    """(dqdd/dq, dqdd/dqd, dqdd/dtau) without external forces, in casdyn's order."""
+    m, d = reference.model, reference.data
+    pin.computeABADerivatives(m, d, reference.q(q), reference.v(qd), reference.v(tau))
+    Minv = np.triu(d.Minv) + np.triu(d.Minv, 1).T
+    return tuple(_reorder(reference, x) for x in (d.ddq_dq, d.ddq_dv, Minv))

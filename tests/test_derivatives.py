@@ -1,0 +1,75 @@
+"""State-space Jacobians of the dynamics: against Pinocchio and finite differences."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import assert_close
+from pinocchio_reference import Reference, aba_derivatives, rnea_derivatives
+
+import casdyn
+
+
+def random_state(robot, seed=0):
+    rng = np.random.default_rng(seed)
+    q = robot.random_configuration(rng)
+    qd, x = rng.normal(size=(2, robot.nq))
+    fext = rng.normal(size=(robot.n_bodies, 6))
+    return q, qd, x, fext
+
+
+def test_inverse_dynamics_derivatives_match_pinocchio(urdf_text):
+    robot = casdyn.load_urdf(urdf_text)
+    reference = Reference(urdf_text, robot.joint_names, robot.body_names)
+    q, qd, qdd, _ = random_state(robot)
+    for ours, theirs in zip(robot.inverse_dynamics_derivatives(q, qd, qdd),
+                            rnea_derivatives(reference, q, qd, qdd), strict=True):
+        assert_close(ours, theirs)
+
+
+def test_forward_dynamics_derivatives_match_pinocchio(urdf_text):
+    robot = casdyn.load_urdf(urdf_text)
+    reference = Reference(urdf_text, robot.joint_names, robot.body_names)
+    q, qd, tau, _ = random_state(robot)
+    for ours, theirs in zip(robot.forward_dynamics_derivatives(q, qd, tau),
+                            aba_derivatives(reference, q, qd, tau), strict=True):
+        assert_close(ours, theirs)
+
+
+def central_difference(f, x, step=1e-6):
+    return np.column_stack([(f(x + step * e) - f(x - step * e)) / (2 * step)
+                            for e in np.eye(len(x))])
+
+
+@pytest.mark.parametrize("name", casdyn.robot_names())
+def test_derivatives_with_external_forces_match_finite_differences(name):
+    """fext is held fixed in the base frame while q varies (its moment about the base origin
+    stays the same), so the q-derivative includes how the joint axes move under it."""
+    robot = casdyn.load_robot(name)
+    q, qd, x, fext = random_state(robot, 1)
+    dq, dqd, dx = robot.inverse_dynamics_derivatives(q, qd, x, fext)
+    assert_close(dq, central_difference(lambda y: robot.inverse_dynamics(y, qd, x, fext), q),
+                 rtol=1e-6)
+    assert_close(dqd, central_difference(lambda y: robot.inverse_dynamics(q, y, x, fext), qd),
+                 rtol=1e-6)
+    assert_close(dx, robot.mass_matrix(q))
+    dq, dqd, dx = robot.forward_dynamics_derivatives(q, qd, x, fext)
+    assert_close(dq, central_difference(lambda y: robot.forward_dynamics(y, qd, x, fext), q),
+                 rtol=1e-6)
+    assert_close(dqd, central_difference(lambda y: robot.forward_dynamics(q, y, x, fext), qd),
+                 rtol=1e-6)
+    assert_close(dx, np.linalg.inv(robot.mass_matrix(q)))
+
+
+def test_hessian_of_a_scalar_cost_through_the_functions():
+    """A torque-squared cost differentiated twice by CasADi equals its finite difference."""
+    import casadi as ca
+
+    robot = casdyn.load_robot("planar_2link")
+    q = ca.SX.sym("q", robot.nq)
+    cost = ca.sumsqr(robot.gravity_torque(q))
+    hessian = ca.Function("H", [q], [ca.hessian(cost, q)[0]])
+    gradient = ca.Function("g", [q], [ca.gradient(cost, q)])
+    x = np.array([0.3, -0.7])
+    assert_close(hessian(x).full(),
+                 central_difference(lambda y: gradient(y).full().ravel(), x), rtol=1e-6)
