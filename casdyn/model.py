@@ -94,6 +94,7 @@ class Body:
     """A URDF link (other than the root): a frame rigidly attached to a joint or the base."""
 
     name: str
+    parent: str  # the URDF link it hangs from
     joint: int  # the moving joint it rides on, -1 for the base
     rotation: np.ndarray  # (3, 3) link frame in that joint's frame (or in the base frame)
     translation: np.ndarray  # (3,)
@@ -146,6 +147,11 @@ class Model:
                 weight[self.joints[i].parent] += weight[i]
         return tuple(j.name for j, w in zip(self.joints, weight, strict=True) if w <= 0)
 
+    def leaf_bodies(self) -> tuple[str, ...]:
+        """Bodies that no other body hangs from: the tool and sensor frames."""
+        parents = {body.parent for body in self.bodies}
+        return tuple(body.name for body in self.bodies if body.name not in parents)
+
     def support(self, joint: int) -> list[int]:
         """The joints from ``joint`` up to the base, ``joint`` first."""
         chain = []
@@ -196,16 +202,17 @@ def build_model(description: RobotDescription, gravity=(0.0, 0.0, -9.81)) -> Mod
             f"{source}: the model has {len(roots)} root links ({', '.join(map(repr, roots))}); "
             "connect them with joints so that exactly one link has no parent"
         )
-    return _Builder(description, links, children, roots[0], gravity).build()
+    return _Builder(description, links, children, parent_joint, roots[0], gravity).build()
 
 
 class _Builder:
     """Depth-first walk from the root that assigns joints, merges fixed links and aligns axes."""
 
-    def __init__(self, description, links, children, root, gravity):
+    def __init__(self, description, links, children, parent_joints, root, gravity):
         self.description = description
         self.links = links
         self.children = children
+        self.parent_joints = parent_joints
         self.root = root
         self.gravity = gravity
         movable = [j for j in description.joints if j.type != "fixed"]
@@ -233,7 +240,8 @@ class _Builder:
             if link.name == self.root:
                 continue
             joint, rotation, translation = self.link_frames[link.name]
-            bodies.append(Body(link.name, joint, rotation, translation, link.mass))
+            parent = self.parent_joints[link.name].parent
+            bodies.append(Body(link.name, parent, joint, rotation, translation, link.mass))
         return Model(
             name=self.description.name,
             base_name=self.root,

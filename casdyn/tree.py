@@ -12,9 +12,9 @@ import os
 import casadi as ca
 import numpy as np
 
-from . import arguments
+from . import arguments, export
 from .errors import InputError
-from .functions import FunctionCache
+from .functions import FUNCTION_NAMES, SIGNATURES, FunctionCache
 from .model import Model
 
 
@@ -186,6 +186,49 @@ class RigidBodyTree:
         fext = kind.zeros(self.n_bodies, 6) if kind else np.zeros((self.n_bodies, 6))
         fext[index, :] = wrench.T if kind else wrench
         return fext
+
+    # --- C export ---------------------------------------------------------------------------
+    def export_c(
+        self,
+        directory: str | os.PathLike,
+        functions=None,
+        compile: bool = True,
+        *,
+        compiler: str | None = None,
+        flags: tuple[str, ...] = export.DEFAULT_FLAGS,
+    ) -> dict[str, ca.Function]:
+        """Export Functions as C source and header, compile them to a shared library with the
+        system C compiler and load them back.
+
+        ``functions``: names from ``casdyn.FUNCTION_NAMES``, ``(name, options)`` pairs such as
+        ``("geometric_jacobian", {"body": "tool0"})``, or None for every function — the
+        body-specific ones for each leaf body (the tool frames). Returns name → loaded
+        ``casadi.Function`` (the SX functions when ``compile`` is False). Files are
+        ``<robot>.c``, ``<robot>.h`` and ``lib<robot>.so``; a failed export writes none.
+        """
+        chosen = [self.function(name, **opts) for name, opts in self._export_list(functions)]
+        return export.export_functions(
+            chosen, directory, f"casdyn_{self.name}", compile=compile, compiler=compiler,
+            flags=flags,
+        )
+
+    def _export_list(self, functions) -> list[tuple[str, dict]]:
+        if functions is None:
+            leaves = self._model.leaf_bodies()
+            plain = [n for n in FUNCTION_NAMES if "body" not in SIGNATURES[n][2]]
+            per_body = [n for n in FUNCTION_NAMES if "body" in SIGNATURES[n][2]]
+            return [(n, {}) for n in plain] + [(n, {"body": b}) for b in leaves for n in per_body]
+        listed = []
+        for item in functions:
+            if isinstance(item, str):
+                listed.append((item, {}))
+            elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict):
+                listed.append(item)
+            else:
+                raise InputError(
+                    f"functions must hold names or (name, options) pairs, got {item!r}"
+                )
+        return listed
 
     # --- CasADi functions -----------------------------------------------------------------
     def function(self, name: str, **options) -> ca.Function:

@@ -1,0 +1,78 @@
+"""C export: CasADi code generation, compilation with the system C compiler, loading back.
+
+Everything is generated and compiled in a scratch directory beside the target and moved into
+place only when all of it succeeded, so a failed export leaves the target as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import casadi as ca
+
+from .errors import ExportError
+
+COMPILERS = ("cc", "gcc", "clang")
+DEFAULT_FLAGS = ("-O3", "-fPIC", "-shared")
+
+
+def find_compiler(compiler: str | None = None) -> str:
+    """The C compiler to use: ``compiler``, else ``$CC``, else the first of cc, gcc, clang."""
+    candidates = [compiler] if compiler else [os.environ["CC"]] if os.environ.get("CC") else []
+    for name in candidates or COMPILERS:
+        path = shutil.which(name)
+        if path:
+            return path
+    looked = ", ".join(candidates or COMPILERS)
+    raise ExportError(
+        f"no C compiler found (looked for {looked}); install one (e.g. gcc) or set CC, "
+        "or export with compile=False to get the C source only"
+    )
+
+
+def export_functions(
+    functions: list[ca.Function],
+    directory: str | os.PathLike,
+    basename: str,
+    *,
+    compile: bool = True,
+    compiler: str | None = None,
+    flags: tuple[str, ...] = DEFAULT_FLAGS,
+) -> dict[str, ca.Function]:
+    """Write ``basename.c`` and ``basename.h`` for ``functions`` into ``directory``; with
+    ``compile``, also build ``lib<basename>.so`` and return the functions loaded from it
+    (name → ``casadi.Function``), else return the given functions by name."""
+    basename = re.sub(r"\W", "_", basename)
+    directory = Path(directory)
+    cc = find_compiler(compiler) if compile else None
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".casdyn-export-", dir=directory.parent))
+    try:
+        generator = ca.CodeGenerator(f"{basename}.c", {"with_header": True})
+        for function in functions:
+            generator.add(function)
+        generator.generate(str(scratch) + os.sep)
+        produced = [f"{basename}.c", f"{basename}.h"]
+        if cc is not None:
+            library = f"lib{basename}{'.dylib' if sys.platform == 'darwin' else '.so'}"
+            command = [cc, *flags, f"{basename}.c", "-o", library, "-lm"]
+            result = subprocess.run(command, cwd=scratch, capture_output=True, text=True)
+            if result.returncode != 0:
+                tail = "\n".join(result.stderr.strip().splitlines()[-8:])
+                raise ExportError(f"compiling {basename}.c failed ({' '.join(command)}):\n{tail}")
+            produced.append(library)
+        directory.mkdir(parents=True, exist_ok=True)
+        for name in produced:
+            os.replace(scratch / name, directory / name)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if cc is None:
+        return {f.name(): f for f in functions}
+    path = str(directory / produced[-1])
+    return {f.name(): ca.external(f.name(), path) for f in functions}
