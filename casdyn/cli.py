@@ -1,0 +1,102 @@
+"""The ``casdyn`` command: ``info``, ``export`` and ``demo``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import CasdynError, InputError, load_robot, load_urdf, robot_names
+from .errors import suggest
+from .functions import FUNCTION_NAMES
+from .tree import RigidBodyTree
+
+
+def _load(source: str) -> RigidBodyTree:
+    """A shipped robot name, or a path to a URDF file."""
+    if source in robot_names():
+        return load_robot(source)
+    if not Path(source).is_file():
+        raise InputError(
+            f"{source!r} is neither a shipped robot nor a URDF file; "
+            f"{suggest(source, robot_names())}"
+        )
+    return load_urdf(source)
+
+
+def info(robot: RigidBodyTree) -> str:
+    """A readable description: joints with limits, bodies with masses."""
+    lower, upper = robot.position_limits
+    lines = [
+        f"{robot.name}: {robot.nq} joints, {robot.n_bodies} bodies, base {robot.base_name!r}, "
+        f"total mass {robot.mass:.4g} kg, gravity {robot.gravity.tolist()} m/s^2",
+        "",
+        f"{'joint':<28} {'type':<11} {'lower':>10} {'upper':>10}",
+    ]
+    for joint, lo, hi in zip(robot.model.joints, lower, upper, strict=True):
+        kind = "continuous" if joint.continuous else joint.kind
+        lines.append(f"{joint.name:<28} {kind:<11} {lo:>10.4g} {hi:>10.4g}")
+    lines += ["", f"{'body':<28} {'mass [kg]':>10}  moved by"]
+    for body in robot.model.bodies:
+        mover = robot.joint_names[body.joint] if body.joint >= 0 else "(fixed to the base)"
+        lines.append(f"{body.name:<28} {body.mass:>10.4g}  {mover}")
+    return "\n".join(lines)
+
+
+def _parse_function(text: str) -> tuple[str, dict]:
+    """``NAME`` or ``NAME:BODY`` or ``get_transform:BODY:RELATIVE_TO``."""
+    name, *rest = text.split(":")
+    options = {}
+    if rest:
+        options["body"] = rest[0]
+    if len(rest) > 1:
+        options["relative_to"] = rest[1]
+    return name, options
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="casdyn",
+        description="Rigid-body dynamics of URDF robots as CasADi functions.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p_info = commands.add_parser("info", help="bodies, joints, limits and mass of a robot")
+    shipped = ", ".join(robot_names())
+    p_info.add_argument("robot", help=f"a shipped robot ({shipped}) or a URDF path")
+    p_export = commands.add_parser(
+        "export", help="generate C for a robot's functions, compile it and check it loads"
+    )
+    p_export.add_argument("robot", help="a shipped robot name or a URDF path")
+    p_export.add_argument("--out", required=True, help="directory for the .c, .h and .so files")
+    p_export.add_argument(
+        "--functions", nargs="+", metavar="NAME[:BODY]",
+        help=f"which functions (default: all); names: {', '.join(FUNCTION_NAMES)}; "
+        "body-specific ones take :BODY (get_transform also :BODY:RELATIVE_TO)",
+    )
+    p_export.add_argument("--no-compile", action="store_true", help="write the C source only")
+    p_demo = commands.add_parser("demo", help="the main demo: dynamics of a shipped robot")
+    p_demo.add_argument("robot", nargs="?", default="ur5e", help="a shipped robot (default ur5e)")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "info":
+            print(info(_load(args.robot)))
+        elif args.command == "export":
+            robot = _load(args.robot)
+            functions = [_parse_function(f) for f in args.functions] if args.functions else None
+            exported = robot.export_c(args.out, functions, compile=not args.no_compile)
+            what = "generated" if args.no_compile else "compiled and loaded"
+            print(f"{what} {len(exported)} functions of {robot.name} in {args.out}:")
+            for function in exported.values():
+                print(f"  {function}")
+        else:
+            from .demo import run
+
+            run(args.robot)
+    except CasdynError as error:
+        print(f"casdyn: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
