@@ -86,6 +86,8 @@ class Joint:
     inertia: Inertia  # everything rigidly attached to this joint, in its frame
     lower: float
     upper: float
+    effort: float = float("inf")
+    velocity: float = float("inf")
     continuous: bool = False
 
 
@@ -282,6 +284,8 @@ class _Builder:
                 inertia=Inertia.zero(),
                 lower=child.lower,
                 upper=child.upper,
+                effort=child.effort,
+                velocity=child.velocity,
                 continuous=child.type == "continuous",
             )
             self.order.append(index)

@@ -90,6 +90,16 @@ class RigidBodyTree:
         joints = self._model.joints
         return np.array([j.lower for j in joints]), np.array([j.upper for j in joints])
 
+    @property
+    def effort_limits(self) -> np.ndarray:
+        """``|tau|`` bounds from the URDF ``<limit effort>``, (nq,); inf where none is given."""
+        return np.array([j.effort for j in self._model.joints])
+
+    @property
+    def velocity_limits(self) -> np.ndarray:
+        """``|qd|`` bounds from the URDF ``<limit velocity>``, (nq,); inf where none is given."""
+        return np.array([j.velocity for j in self._model.joints])
+
     def __repr__(self) -> str:
         return (
             f"<RigidBodyTree {self.name!r}: {self.nq} joints, {self.n_bodies} bodies, "

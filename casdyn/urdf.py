@@ -52,6 +52,8 @@ class JointSpec:
     axis: np.ndarray  # (3,)
     lower: float
     upper: float
+    effort: float  # |tau| limit, inf when the URDF gives none
+    velocity: float  # |qd| limit, inf when the URDF gives none
     where: str  # "file, line N, <joint name=...>" for later error messages
 
 
@@ -198,6 +200,10 @@ def _read_joint(element: ET.Element, where: str) -> JointSpec:
     if joint.type != "fixed" and norm < 1e-12:
         raise URDFError(f"{where_joint}: the joint axis is zero")
     lower, upper = -math.inf, math.inf
+    effort = velocity = math.inf
+    if joint.limit is not None:
+        effort = _positive_or_inf(joint.limit.effort)
+        velocity = _positive_or_inf(joint.limit.velocity)
     if joint.type in ("revolute", "prismatic") and joint.limit is not None:
         lower = float(joint.limit.lower if joint.limit.lower is not None else 0.0)
         upper = float(joint.limit.upper if joint.limit.upper is not None else 0.0)
@@ -205,8 +211,14 @@ def _read_joint(element: ET.Element, where: str) -> JointSpec:
             raise URDFError(f"{where_joint}: limits lower={lower} > upper={upper}")
     return JointSpec(
         joint.name, joint.type, joint.parent, joint.child, xyz, rpy,
-        axis / norm if norm > 0 else axis, lower, upper, where_joint,
+        axis / norm if norm > 0 else axis, lower, upper, effort, velocity, where_joint,
     )
+
+
+def _positive_or_inf(value) -> float:
+    """URDF writes 0 (or nothing) for 'no limit given'."""
+    value = float(value) if value is not None else 0.0
+    return value if value > 0 and math.isfinite(value) else math.inf
 
 
 def rpy_to_matrix(rpy) -> np.ndarray:

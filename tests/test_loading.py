@@ -129,3 +129,14 @@ def test_shipped_robot_masses_match_their_sources(name):
     masses = {"ur5e": 4 + 3.7 + 8.393 + 2.275 + 1.219 + 1.219 + 0.1879,
               "kuka_iiwa14": 5 + 4 + 4 + 3 + 2.7 + 1.7 + 1.8 + 0.3}
     assert casdyn.load_robot(name).mass == pytest.approx(masses[name])
+
+
+def test_effort_and_velocity_limits_come_from_the_urdf():
+    robot = casdyn.load_robot("ur5e")
+    assert robot.effort_limits.tolist() == [150, 150, 150, 28, 28, 28]
+    assert_close(robot.velocity_limits, np.full(6, np.pi))
+    noisy = casdyn.load_urdf(NOISY)  # continuous joint with effort 5, velocity 2
+    assert noisy.effort_limits.tolist() == [5] and noisy.velocity_limits.tolist() == [2]
+    text = ('<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="continuous">'
+            '<parent link="a"/><child link="b"/></joint></robot>')
+    assert casdyn.load_urdf(text).effort_limits.tolist() == [math.inf]
