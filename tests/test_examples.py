@@ -1,0 +1,54 @@
+"""Every example runs, prints what it found, and writes its plot."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def run(name: str, *args: str) -> str:
+    result = subprocess.run([sys.executable, str(EXAMPLES / name), *args],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_quickstart():
+    out = run("quickstart.py")
+    assert "round trip |ID(FD(tau)) - tau| =" in out and "with least torque" in out
+
+
+def test_external_forces_shares_equal_jacobian_transpose():
+    out = run("external_forces.py")
+    share = re.search(r"payload's share, tau - g\s+= \[(.*)\]", out).group(1)
+    jt = re.search(r"equals -J\^T \[0; m g\] \(J of tool0\)\s+= \[(.*)\]", out).group(1)
+    assert share.split() == jt.split()
+
+
+def test_trajectory_optimization_converges_and_plots(tmp_path):
+    out = run("trajectory_optimization.py", "--plot-dir", str(tmp_path))
+    assert "Solve_Succeeded" in out
+    defect = float(re.search(r"finer integration: (\S+) rad", out).group(1))
+    assert defect < 1e-2
+    assert (tmp_path / "trajectory_optimization.png").stat().st_size > 10_000
+
+
+def test_mpc_tracks_and_plots(tmp_path):
+    out = run("mpc.py", "--plot-dir", str(tmp_path))
+    assert "60 of 60 solves converged" in out
+    rms = float(re.search(r"RMS (\S+) rad", out).group(1))
+    assert rms < 0.1
+    assert (tmp_path / "mpc.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("flag", [[], ["--out"]])
+def test_codegen_matches_sx(tmp_path, flag):
+    out = run("codegen.py", *(flag + [str(tmp_path)] if flag else []))
+    diffs = [float(d) for d in re.findall(r"(\d\.\de[+-]\d+)\s*$", out, re.MULTILINE)]
+    assert len(diffs) == 3 and max(diffs) < 1e-12
