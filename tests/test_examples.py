@@ -47,8 +47,8 @@ def test_mpc_tracks_and_plots(tmp_path):
     assert (tmp_path / "mpc.png").stat().st_size > 10_000
 
 
-@pytest.mark.parametrize("flag", [[], ["--out"]])
-def test_codegen_matches_sx(tmp_path, flag):
-    out = run("codegen.py", *(flag + [str(tmp_path)] if flag else []))
+@pytest.mark.parametrize("into_directory", [False, True])
+def test_codegen_matches_sx(tmp_path, into_directory):
+    out = run("codegen.py", *(["--out", str(tmp_path)] if into_directory else []))
     diffs = [float(d) for d in re.findall(r"(\d\.\de[+-]\d+)\s*$", out, re.MULTILINE)]
     assert len(diffs) == 3 and max(diffs) < 1e-12
