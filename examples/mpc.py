@@ -17,6 +17,7 @@ import casadi as ca
 import numpy as np
 
 import casdyn
+from casdyn.integrators import rk4_step
 from casdyn.plotting import save_trajectory_plot
 
 DT, HORIZON, STEPS = 0.05, 10, 60  # control period [s], horizon length, closed-loop steps
@@ -32,33 +33,21 @@ def reference(t: np.ndarray, home: np.ndarray) -> np.ndarray:
     return ref
 
 
-def rk4(robot, h, payload_kg=0.0) -> ca.Function:
-    """One RK4 step of x' = (qd, forward_dynamics(q, qd, tau, fext)) over h seconds, where
-    fext is the weight of a payload held at tool0 (zero for the controller's model)."""
-    n = robot.nq
-    x, u = ca.SX.sym("x", 2 * n), ca.SX.sym("tau", n)
+def payload_weight(robot, mass_kg):
+    """fext(q): the weight of a payload held at tool0, a base-frame force with moment p x f."""
 
-    def f(x):
-        q, qd = x[:n], x[n:]
-        fext = None
-        if payload_kg:
-            # the weight acts at the tool: a base-frame force with its moment p x f
-            p = robot.get_transform(q, "tool0")[:3, 3]
-            weight = ca.DM(payload_kg * robot.gravity)
-            fext = robot.external_force("tool0", ca.vertcat(ca.cross(p, weight), weight))
-        return ca.vertcat(qd, robot.forward_dynamics(q, qd, u, fext))
+    def fext(q):
+        p = robot.get_transform(q, "tool0")[:3, 3]
+        weight = ca.DM(mass_kg * robot.gravity)
+        return robot.external_force("tool0", ca.vertcat(ca.cross(p, weight), weight))
 
-    k1 = f(x)
-    k2 = f(x + h / 2 * k1)
-    k3 = f(x + h / 2 * k2)
-    k4 = f(x + h * k3)
-    return ca.Function("step", [x, u], [x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)])
+    return fext
 
 
 def controller(robot) -> ca.Function:
     """(x0, ref, X guess, U guess) -> (first torque, X, U) of the horizon problem."""
     n = robot.nq
-    step = rk4(robot, DT).map(HORIZON)
+    step = rk4_step(robot, DT).map(HORIZON)
     opti = ca.Opti()
     X, U = opti.variable(2 * n, HORIZON + 1), opti.variable(n, HORIZON)
     x0, ref = opti.parameter(2 * n), opti.parameter(n, HORIZON + 1)
@@ -80,7 +69,7 @@ def main(plot_dir=None):
     mpc = controller(robot)
 
     # the plant: 5 finer RK4 substeps per period, with a payload the controller does not know
-    substep = rk4(robot, DT / 5, PAYLOAD_KG)
+    substep = rk4_step(robot, DT / 5, payload_weight(robot, PAYLOAD_KG))
 
     times = DT * np.arange(STEPS + HORIZON + 1)
     refs = reference(times, home)

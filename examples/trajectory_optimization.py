@@ -17,28 +17,13 @@ import casadi as ca
 import numpy as np
 
 import casdyn
+from casdyn.integrators import rk4_step
 from casdyn.plotting import save_trajectory_plot
 
 N, DURATION = 40, 2.0  # intervals, seconds
 SPEED_WEIGHT = 1.0  # (N m)^2 per (rad/s)^2
 START = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0])
 GOAL = np.array([1.4, 0.1, -0.6, -0.5, 0.5, 1.3, 0.6])
-
-
-def rk4_step(robot: casdyn.RigidBodyTree, h: float) -> ca.Function:
-    """x_next = RK4 step of x' = (qd, forward_dynamics(q, qd, tau)) over h seconds."""
-    n = robot.nq
-    fd = robot.function("forward_dynamics", fext=False)
-    x, u = ca.SX.sym("x", 2 * n), ca.SX.sym("tau", n)
-
-    def f(x):
-        return ca.vertcat(x[n:], fd(x[:n], x[n:], u))
-
-    k1 = f(x)
-    k2 = f(x + h / 2 * k1)
-    k3 = f(x + h / 2 * k2)
-    k4 = f(x + h * k3)
-    return ca.Function("step", [x, u], [x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)])
 
 
 def solve(robot: casdyn.RigidBodyTree):

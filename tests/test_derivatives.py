@@ -73,3 +73,22 @@ def test_hessian_of_a_scalar_cost_through_the_functions():
     x = np.array([0.3, -0.7])
     assert_close(hessian(x).full(),
                  central_difference(lambda y: gradient(y).full().ravel(), x), rtol=1e-6)
+
+
+def test_rk4_step_is_fourth_order():
+    """RK4's one-step error is O(h^5): halving the step divides it by about 2^5 = 32."""
+    from casdyn.integrators import rk4_step
+
+    robot = casdyn.load_robot("planar_2link")
+    x0, tau = np.array([0.3, -0.5, 0.2, 0.1]), np.array([1.0, -0.5])
+
+    def integrate(h, steps):
+        x, step = x0, rk4_step(robot, h)
+        for _ in range(steps):
+            x = step(x, tau).full().ravel()
+        return x
+
+    def one_step_error(h):
+        return np.abs(integrate(h, 1) - integrate(h / 64, 64)).max()
+
+    assert 28 < one_step_error(0.02) / one_step_error(0.01) < 36
