@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from ._version import __version__
 from .errors import CasdynError, ExportError, InputError, ModelError, URDFError
 from .functions import FUNCTION_NAMES
 from .model import Model, build_model
@@ -24,11 +25,11 @@ __all__ = [
     "ModelError",
     "RigidBodyTree",
     "URDFError",
+    "__version__",
     "load_robot",
     "load_urdf",
     "robot_names",
 ]
-__version__ = "0.1.0"
 
 
 def load_urdf(source: str | os.PathLike, *, gravity=(0.0, 0.0, -9.81)) -> RigidBodyTree:

@@ -36,6 +36,25 @@ def find_compiler(compiler: str | None = None) -> str:
     )
 
 
+def cache_directory() -> Path:
+    """Where :meth:`RigidBodyTree.compile` keeps libraries: ``$CASDYN_CACHE``, else
+    ``$XDG_CACHE_HOME/casdyn``, else ``~/.cache/casdyn``."""
+    if os.environ.get("CASDYN_CACHE"):
+        return Path(os.environ["CASDYN_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "casdyn"
+
+
+def library_path(directory: str | os.PathLike, basename: str) -> Path:
+    suffix = ".dylib" if sys.platform == "darwin" else ".so"
+    return Path(directory) / ("lib" + re.sub(r"\W", "_", basename) + suffix)
+
+
+def load_library(path: Path, functions: list[ca.Function]) -> dict[str, ca.Function]:
+    """The named functions of a compiled library, as ``casadi.Function``s."""
+    return {f.name(): ca.external(f.name(), str(path)) for f in functions}
+
+
 def export_functions(
     functions: list[ca.Function],
     directory: str | os.PathLike,
@@ -60,7 +79,7 @@ def export_functions(
         generator.generate(str(scratch) + os.sep)
         produced = [f"{basename}.c", f"{basename}.h"]
         if cc is not None:
-            library = f"lib{basename}{'.dylib' if sys.platform == 'darwin' else '.so'}"
+            library = library_path(scratch, basename).name
             command = [cc, *flags, f"{basename}.c", "-o", library, "-lm"]
             result = subprocess.run(command, cwd=scratch, capture_output=True, text=True)
             if result.returncode != 0:
@@ -74,5 +93,4 @@ def export_functions(
         shutil.rmtree(scratch, ignore_errors=True)
     if cc is None:
         return {f.name(): f for f in functions}
-    path = str(directory / produced[-1])
-    return {f.name(): ca.external(f.name(), path) for f in functions}
+    return load_library(directory / produced[-1], functions)

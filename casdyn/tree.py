@@ -6,14 +6,19 @@ the cached CasADi Functions, numerically (NumPy out) or symbolically (CasADi out
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
+import pickle
+from pathlib import Path
 
 import casadi as ca
 import numpy as np
 
 from . import arguments, export
+from ._version import __version__
 from .errors import InputError
+from .evaluator import NumericEvaluator
 from .functions import FUNCTION_NAMES, SIGNATURES, FunctionCache
 from .model import Model
 
@@ -29,7 +34,13 @@ class RigidBodyTree:
     def __init__(self, model: Model):
         self._model = model
         self._functions = FunctionCache(model)
+        # call-site key -> (SX Function, evaluator of it or of its compiled twin)
+        self._by_key: dict[tuple, tuple[ca.Function, NumericEvaluator]] = {}
+        self._compiled: dict[str, ca.Function] = {}  # Function name -> compiled twin
         self._mapped: dict[tuple[str, int], ca.Function] = {}
+        self._home = self.home_configuration()
+        self._zeros = np.zeros(model.nq)
+        self._no_force = np.zeros((len(model.bodies), 6))
 
     def __getstate__(self) -> dict:
         return {"model": self._model}  # Functions are rebuilt on demand after unpickling
@@ -222,6 +233,42 @@ class RigidBodyTree:
             flags=flags,
         )
 
+    def compile(self, functions=None, *, directory: str | os.PathLike | None = None):
+        """Compile Functions to C once (cached on disk) and evaluate numbers with them.
+
+        From then on numeric calls (single and batched) of those functions run compiled code
+        — the fastest path from Python — while symbolic calls keep the SX graphs. Default
+        ``functions``: both variants of inverse and forward dynamics, mass matrix, velocity
+        product, gravity torque and centre of mass (same forms as :meth:`export_c`). The
+        library is kept in ``directory`` (default :func:`casdyn.export.cache_directory`),
+        named by a hash of the model and the functions, so the next process loads it without
+        compiling. Needs a C compiler the first time. Returns ``self``.
+        """
+        if functions is None:
+            functions = [(name, {"fext": f}) for name in ("inverse_dynamics", "forward_dynamics")
+                         for f in (True, False)]
+            functions += ["mass_matrix", "velocity_product", "gravity_torque", "center_of_mass"]
+        chosen = [self.function(name, **opts) for name, opts in self._export_list(functions)]
+        digest = hashlib.sha256(pickle.dumps(
+            (self._model, [f.serialize() for f in chosen], ca.__version__, __version__)
+        )).hexdigest()[:16]
+        basename = f"casdyn_{self.name}_{digest}"
+        directory = Path(directory) if directory is not None else export.cache_directory()
+        path = export.library_path(directory, basename)
+        if path.is_file():
+            compiled = export.load_library(path, chosen)
+        else:
+            compiled = export.export_functions(chosen, directory, basename)
+        self._compiled.update(compiled)
+        self._by_key.clear()
+        self._mapped.clear()
+        return self
+
+    @property
+    def compiled_functions(self) -> tuple[str, ...]:
+        """Names of the Functions whose numeric calls run compiled code."""
+        return tuple(self._compiled)
+
     def _export_list(self, functions) -> list[tuple[str, dict]]:
         if functions is None:
             leaves = self._model.leaf_bodies()
@@ -257,11 +304,23 @@ class RigidBodyTree:
         leading batch dimension N give results with that leading dimension, evaluated by the
         Function mapped over N (CasADi threads), not by a Python loop.
         """
-        options = {k: v for k, v in (options or {}).items() if v is not None}
-        if "fext" in values and values["fext"] is None:
+        # fext=None selects the smaller variant without that input
+        no_fext = values.get("fext", 0) is None
+        key = (name, tuple(options.items()) if options else (), no_fext)
+        entry = self._by_key.get(key)
+        if entry is None:
+            clean = {k: v for k, v in (options or {}).items() if v is not None}
+            if no_fext:
+                clean["fext"] = False
+            function = self.function(name, **clean)
+            numeric = self._compiled.get(function.name(), function)
+            entry = self._by_key[key] = (function, NumericEvaluator(numeric))
+        function, evaluator = entry
+        fast = self._evaluate_fast(evaluator, values)
+        if fast is not None:
+            return fast
+        if no_fext:
             del values["fext"]
-            options["fext"] = False
-        function = self.function(name, **options)
         checked = {k: self._check(k, v) for k, v in values.items()}
         inputs = {i: checked.get(i, self._default(i)) for i in function.name_in()}
         kind = arguments.symbolic_kind(inputs.values())
@@ -270,13 +329,38 @@ class RigidBodyTree:
         else:
             single = {i: 2 if i == "fext" else 1 for i in inputs}
             n = arguments.batch_size(inputs, single)
+            numeric = evaluator.function
             if n is None:
-                outputs = [arguments.to_numpy(out) for out in function.call(list(inputs.values()))]
+                outputs = [arguments.to_numpy(out) for out in numeric.call(list(inputs.values()))]
             else:
-                mapped = self._map(function, n)
+                mapped = self._map(numeric, n)
                 batched = [arguments.to_casadi_batch(v, single[i]) for i, v in inputs.items()]
                 outputs = [arguments.from_casadi_batch(out, n) for out in mapped.call(batched)]
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _evaluate_fast(self, evaluator: NumericEvaluator, values: dict):
+        """The buffer path for float arrays or lists of exactly the expected shapes; None for
+        anything else (DM, symbols, batches, other shapes, non-finite values), which then
+        takes the checked path and gets its precise error message there."""
+        for view, input_name in zip(evaluator.input_views, evaluator.input_names, strict=True):
+            value = values.get(input_name)
+            if value is None:
+                view[...] = self._default(input_name)
+            elif type(value) is np.ndarray and value.shape == view.shape:
+                view[...] = value
+            elif isinstance(value, list | tuple):
+                try:
+                    value = np.asarray(value, dtype=float)
+                except (TypeError, ValueError):
+                    return None
+                if value.shape != view.shape:
+                    return None
+                view[...] = value
+            else:
+                return None
+        if not evaluator.inputs_finite():
+            return None
+        return evaluator.evaluate()
 
     def _map(self, function: ca.Function, n: int) -> ca.Function:
         key = (function.name(), n)
@@ -295,7 +379,5 @@ class RigidBodyTree:
 
     def _default(self, name: str):
         if name == "q":
-            return self.home_configuration()
-        if name == "fext":
-            return np.zeros((self.n_bodies, 6))
-        return np.zeros(self.nq)
+            return self._home
+        return self._no_force if name == "fext" else self._zeros

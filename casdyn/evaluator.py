@@ -1,0 +1,77 @@
+"""Fast numeric evaluation of a ``casadi.Function`` through its preallocated buffers.
+
+CasADi's ordinary call converts every NumPy argument to a ``DM`` and back (tens of
+microseconds). A :class:`NumericEvaluator` instead keeps one contiguous float array for all
+inputs and one per output, bound to the Function's evaluation buffer once; a call copies the
+arguments in, evaluates, and copies the results out.
+"""
+
+from __future__ import annotations
+
+import math
+
+import casadi as ca
+import numpy as np
+
+
+class NumericEvaluator:
+    """Evaluate ``function`` on float arrays; inputs and outputs are dense NumPy arrays.
+
+    Matrices follow NumPy's shapes (row-major on the outside); CasADi's column-major storage
+    is handled by Fortran-ordered views of the buffers.
+    """
+
+    def __init__(self, function: ca.Function):
+        self.function = function
+        self._buffer, self._evaluate = function.buffer()
+        sizes = [function.nnz_in(i) for i in range(function.n_in())]
+        self.input_names: tuple[str, ...] = tuple(function.name_in())
+        self._inputs = np.zeros(sum(sizes))
+        # x @ 1 is finite when every x is (a huge sum may overflow to inf: a false alarm only)
+        self._ones = np.ones(sum(sizes))
+        self.input_views: list[np.ndarray] = []
+        start = 0
+        for i, size in enumerate(sizes):
+            if not function.sparsity_in(i).is_dense():
+                raise ValueError(f"input {function.name_in(i)} of {function.name()} is sparse")
+            block = self._inputs[start : start + size]
+            self._buffer.set_arg(i, memoryview(block))
+            rows, cols = function.size_in(i)
+            self.input_views.append(block if cols == 1 else block.reshape((rows, cols), order="F"))
+            start += size
+        self._outputs = []  # (nonzero buffer, dense shape, scatter index or None)
+        for i in range(function.n_out()):
+            sparsity = function.sparsity_out(i)
+            nonzeros = np.zeros(sparsity.nnz())
+            self._buffer.set_res(i, memoryview(nonzeros))
+            rows, cols = sparsity.size()
+            scatter = None
+            if not sparsity.is_dense():
+                row, col = sparsity.get_triplet()
+                scatter = (np.asarray(row), np.asarray(col))
+            self._outputs.append((nonzeros, (rows, cols), scatter))
+        only = self._outputs[0] if len(self._outputs) == 1 else None
+        # the common case, one dense vector out, returns a copy of its buffer directly
+        self._single_vector = only[0] if only and only[1][1] == 1 and only[2] is None else None
+
+    def inputs_finite(self) -> bool:
+        """True if every input is finite; False may also mean a sum that overflowed."""
+        return math.isfinite(self._inputs @ self._ones)
+
+    def evaluate(self):
+        """Evaluate on the current contents of ``input_views``: a fresh array for a single
+        output, else a tuple of them."""
+        self._evaluate()
+        if self._single_vector is not None:
+            return self._single_vector.copy()
+        results = []
+        for nonzeros, (rows, cols), scatter in self._outputs:
+            if scatter is None:
+                out = nonzeros.copy() if cols == 1 else nonzeros.reshape((cols, rows)).T.copy()
+            else:
+                out = np.zeros((rows, cols))
+                out[scatter] = nonzeros
+                if cols == 1:
+                    out = out.ravel()
+            results.append(out)
+        return results[0] if len(results) == 1 else tuple(results)

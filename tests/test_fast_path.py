@@ -1,0 +1,83 @@
+"""The buffer-based numeric path and compile(): same numbers, same errors, cache reuse."""
+
+from __future__ import annotations
+
+import casadi as ca
+import numpy as np
+import pytest
+from conftest import assert_close
+
+import casdyn
+from casdyn import InputError, export
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CASDYN_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def sample(robot, seed=0):
+    rng = np.random.default_rng(seed)
+    return (robot.random_configuration(rng), *rng.normal(size=(2, robot.nq)),
+            rng.normal(size=(robot.n_bodies, 6)))
+
+
+def test_fast_path_equals_the_casadi_call():
+    robot = casdyn.load_robot("torso_two_arms")
+    q, qd, x, fext = sample(robot)
+    f = robot.function("inverse_dynamics")
+    expected = f(q, qd, x, fext).full().ravel()
+    assert_close(robot.inverse_dynamics(q, qd, x, fext), expected)
+    assert_close(robot.inverse_dynamics(list(q), list(qd), list(x), fext.tolist()), expected)
+    J = robot.geometric_jacobian(q, "left_tool")  # sparse output, scattered back to dense
+    assert_close(J, robot.function("geometric_jacobian", body="left_tool")(q).full())
+    T = robot.get_transform(q, "right_tool")
+    assert T.shape == (4, 4) and T[3].tolist() == [0, 0, 0, 1]
+
+
+def test_results_are_fresh_arrays():
+    robot = casdyn.load_robot("ur5e")
+    a = robot.gravity_torque(robot.random_configuration(1))
+    b = robot.gravity_torque(robot.random_configuration(2))
+    assert not np.shares_memory(a, b) and not np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("bad", [0.5, np.zeros(5), np.zeros((6, 5)), "abc"])
+def test_fast_path_leaves_odd_input_to_the_checked_path(bad):
+    with pytest.raises(InputError):
+        casdyn.load_robot("ur5e").inverse_dynamics(bad)
+
+
+def test_compiled_evaluation_equals_sx_and_symbolic_calls_stay_sx(cache):
+    robot = casdyn.load_robot("kuka_iiwa14")
+    q, qd, x, fext = sample(robot, 3)
+    expected = (robot.inverse_dynamics(q, qd, x, fext), robot.forward_dynamics(q, qd, x),
+                robot.mass_matrix(q), robot.center_of_mass(q))
+    assert robot.compile() is robot
+    assert {"inverse_dynamics", "forward_dynamics_nofext", "mass_matrix"} <= set(
+        robot.compiled_functions)
+    got = (robot.inverse_dynamics(q, qd, x, fext), robot.forward_dynamics(q, qd, x),
+           robot.mass_matrix(q), robot.center_of_mass(q))
+    for a, b in zip(got[:3], expected[:3], strict=True):
+        assert_close(a, b)
+    assert_close(got[3][1], expected[3][1])
+    batch = robot.mass_matrix(np.array([q, q]))  # batches use the compiled code too
+    assert_close(batch[1], expected[2])
+    assert isinstance(robot.inverse_dynamics(ca.SX.sym("q", 7)), ca.SX)
+    with pytest.raises(InputError, match="qd must be finite"):
+        robot.inverse_dynamics(q, np.full(7, np.nan))
+
+
+def test_compiled_library_is_cached_and_reused(cache, monkeypatch):
+    casdyn.load_robot("planar_2link").compile(["gravity_torque"])
+    assert len(list(cache.glob("libcasdyn_planar_2link_*"))) == 1
+
+    def no_compiling(*args, **kwargs):
+        raise AssertionError("the cached library should have been loaded")
+
+    monkeypatch.setattr(export, "export_functions", no_compiling)
+    robot = casdyn.load_robot("planar_2link").compile(["gravity_torque"])
+    assert robot.compiled_functions == ("gravity_torque",)
+    assert_close(robot.gravity_torque([0.2, 0.3]),
+                 casdyn.load_robot("planar_2link").gravity_torque([0.2, 0.3]))
