@@ -26,7 +26,8 @@ class JointState:
     def at(joint: Joint, qi: SX) -> JointState:
         tree = Transform.constant(joint.rotation, joint.translation)
         if joint.kind == "revolute":
-            return JointState(True, tree, Transform.rotation_z(ca.cos(qi), ca.sin(qi)))
+            angle = qi + joint.offset if joint.offset else qi
+            return JointState(True, tree, Transform.rotation_z(ca.cos(angle), ca.sin(angle)))
         return JointState(False, tree, Transform.translation_z(qi))
 
     # --- motion subspace S -------------------------------------------------------------

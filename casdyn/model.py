@@ -89,6 +89,7 @@ class Joint:
     effort: float = float("inf")
     velocity: float = float("inf")
     continuous: bool = False
+    offset: float = 0.0  # revolute: the frame turns by q + offset (see casdyn.reframe)
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,10 @@ def build_model(description: RobotDescription, gravity=(0.0, 0.0, -9.81)) -> Mod
             f"{source}: the model has {len(roots)} root links ({', '.join(map(repr, roots))}); "
             "connect them with joints so that exactly one link has no parent"
         )
-    return _Builder(description, links, children, parent_joint, roots[0], gravity).build()
+    model = _Builder(description, links, children, parent_joint, roots[0], gravity).build()
+    from .reframe import sparsify_frames  # reframe builds on this module's types
+
+    return sparsify_frames(model)
 
 
 class _Builder:
@@ -271,7 +275,7 @@ class _Builder:
             origin_rotation = rotation @ rpy_to_matrix(child.rpy)
             origin_translation = rotation @ child.xyz + translation
             if child.type == "fixed":
-                self._visit(child.child, joint, _snap(origin_rotation), origin_translation)
+                self._visit(child.child, joint, snap(origin_rotation), origin_translation)
                 continue
             index = self.q_index[child.name]
             align = axis_alignment(child.axis)
@@ -279,7 +283,7 @@ class _Builder:
                 name=child.name,
                 kind="prismatic" if child.type == "prismatic" else "revolute",
                 parent=joint,
-                rotation=_snap(origin_rotation @ align),
+                rotation=snap(origin_rotation @ align),
                 translation=origin_translation,
                 inertia=Inertia.zero(),
                 lower=child.lower,
@@ -315,8 +319,9 @@ def axis_alignment(axis: np.ndarray) -> np.ndarray:
     return np.column_stack([x, np.cross(axis, x), axis])
 
 
-def _snap(rotation: np.ndarray) -> np.ndarray:
-    snapped = rotation.copy()
+def snap(values: np.ndarray) -> np.ndarray:
+    """Entries within 1e-14 of 0 or +-1 set to exactly that (trigonometric round-off)."""
+    snapped = np.array(values, dtype=float)
     for target in (0.0, 1.0, -1.0):
         snapped[np.abs(snapped - target) < _SNAP] = target
     return snapped

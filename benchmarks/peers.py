@@ -1,0 +1,61 @@
+"""The CasADi peers, urdf2casadi and adam, built as fixed-base SX Functions of (q, qd, x)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import casadi as ca
+import numpy as np
+
+GRAVITY = [0.0, 0.0, -9.81]
+
+
+def urdf2casadi_functions(urdf: str, root: str, tip: str) -> dict[str, ca.Function]:
+    from urdf2casadi import urdfparser
+
+    parser = urdfparser.URDFparser()
+    parser.from_string(urdf)
+    return {
+        "ID": parser.get_inverse_dynamics_rnea(root, tip, gravity=GRAVITY),
+        "FD": parser.get_forward_dynamics_aba(root, tip, gravity=GRAVITY),
+        "M": parser.get_inertia_matrix_crba(root, tip),
+    }
+
+
+def adam_functions(urdf: str, root: str, joint_names) -> dict[str, ca.Function]:
+    """adam is floating-base: the base is pinned (identity pose, zero twist) and the joint
+    block taken, inlined into SX so the constants simplify. Fixed-base FD is M^-1 (tau - h),
+    as an adam user would write it."""
+    from adam.casadi import KinDynComputations
+
+    with tempfile.NamedTemporaryFile("w", suffix=".urdf", delete=False) as f:
+        f.write(urdf)
+    try:
+        kd = KinDynComputations(f.name, list(joint_names), root_link=root)
+    finally:
+        os.unlink(f.name)
+    n = len(joint_names)
+    q, qd, x = ca.SX.sym("q", n), ca.SX.sym("qd", n), ca.SX.sym("x", n)
+    base, still = ca.DM.eye(4), ca.DM.zeros(6)
+    M = kd.mass_matrix_fun()(base, q)[6:, 6:]
+    h = kd.bias_force_fun()(base, q, still, qd)[6:]
+    return {
+        "ID": ca.Function("adam_id", [q, qd, x], [ca.mtimes(M, x) + h]),
+        "FD": ca.Function("adam_fd", [q, qd, x], [ca.solve(M, x - h)]),
+        "M": ca.Function("adam_m", [q], [M]),
+    }
+
+
+def check_against(functions: dict[str, ca.Function], robot, seed=0) -> float:
+    """Largest relative difference of a peer's ID/FD/M from casdyn's at a random state."""
+    rng = np.random.default_rng(seed)
+    q, qd, x = robot.random_configuration(rng), *rng.normal(size=(2, robot.nq))
+    ours = {"ID": robot.inverse_dynamics(q, qd, x), "FD": robot.forward_dynamics(q, qd, x),
+            "M": robot.mass_matrix(q)}
+    worst = 0.0
+    for key, f in functions.items():
+        theirs = f(q) if key == "M" else f(q, qd, x)
+        theirs = np.asarray(theirs.full()).reshape(ours[key].shape)
+        worst = max(worst, np.abs(theirs - ours[key]).max() / max(1, np.abs(ours[key]).max()))
+    return worst
