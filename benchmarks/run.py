@@ -1,0 +1,202 @@
+"""casdyn against its peers, measured side by side in one run.
+
+    pip install ".[bench]" && python benchmarks/run.py [--quick]
+
+Prints the tables and writes them, with the machine and versions, to benchmarks/RESULTS.md:
+graph sizes (n_instructions) against urdf2casadi and adam; compiled speed against
+Pinocchio's C++ in one process (benchmarks/native.cpp); Python-call latency and batches
+against Pinocchio from Python and the CasADi peers; scaling over random chains.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+import timeit
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import models
+import native
+import peers
+
+import casdyn
+
+HERE = Path(__file__).resolve().parent
+OURS = [("ID", "inverse_dynamics"), ("FD", "forward_dynamics"), ("M", "mass_matrix")]
+
+
+def median_us(fn, number: int, rounds: int = 15) -> float:
+    return statistics.median(timeit.repeat(fn, number=number, repeat=rounds)) / number * 1e6
+
+
+def table(header: list[str], rows: list[list]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+
+    def line(cells):
+        return "| " + " | ".join(str(c).rjust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|",
+                      *map(line, rows)])
+
+
+def graph_sizes(bench_models, with_adam_up_to: int) -> str:
+    rows = []
+    for name, (urdf, root, tip) in bench_models.items():
+        robot = casdyn.load_urdf(urdf)
+        lean = {k: robot.function(f, **({} if k == "M" else {"fext": False})).n_instructions()
+                for k, f in OURS}
+        full = {k: robot.function(f).n_instructions() for k, f in OURS}
+        u2c = {k: f.n_instructions()
+               for k, f in peers.urdf2casadi_functions(urdf, root, tip).items()}
+        adam = ({k: f.n_instructions() for k, f in
+                 peers.adam_functions(urdf, root, robot.joint_names).items()}
+                if robot.nq <= with_adam_up_to else {})
+        for k, _ in OURS:
+            best = min(v for v in (u2c[k], adam.get(k)) if v is not None)
+            rows.append([name, k, lean[k], full[k], u2c[k], adam.get(k, "-"),
+                         f"{lean[k] / best:.2f}"])
+    return table(["model", "fn", "casdyn", "casdyn (with fext)", "urdf2casadi", "adam",
+                  "casdyn / best peer"], rows)
+
+
+def compiled_speed(bench_models, rounds: int, calls: int) -> tuple[str, dict]:
+    rows, results = [], {}
+    for name, (urdf, _, _) in bench_models.items():
+        results[name] = native.run(name, urdf, rounds, calls)
+        for k, (ours, theirs, diff) in results[name].items():
+            rows.append([name, k, f"{ours:.0f}", f"{theirs:.0f}", f"{ours / theirs:.2f}",
+                         f"{diff:.0e}"])
+    return table(["model", "fn", "casdyn C [ns]", "Pinocchio C++ [ns]", "ratio",
+                  "max |diff|"], rows), results
+
+
+def python_latency(urdf: str, root: str, tip: str) -> str:
+    import pinocchio as pin
+
+    robot = casdyn.load_urdf(urdf)
+    compiled = casdyn.load_urdf(urdf).compile()
+    model = pin.buildModelFromXML(urdf)
+    data = model.createData()
+    rng = np.random.default_rng(0)
+    q, qd, qdd = robot.random_configuration(rng), *rng.normal(size=(2, robot.nq))
+    u2c = peers.urdf2casadi_functions(urdf, root, tip)["ID"]
+    adam = peers.adam_functions(urdf, root, robot.joint_names)["ID"]
+    calls = [
+        ("casdyn robot.inverse_dynamics(q, qd, qdd), SX",
+         lambda: robot.inverse_dynamics(q, qd, qdd)),
+        ("casdyn, after robot.compile()", lambda: compiled.inverse_dynamics(q, qd, qdd)),
+        ("casdyn robot.function('inverse_dynamics')(...)",
+         lambda: robot.function("inverse_dynamics", fext=False)(q, qd, qdd)),
+        ("pinocchio.rnea(model, data, q, v, a)", lambda: pin.rnea(model, data, q, qd, qdd)),
+        ("urdf2casadi Function(q, qd, qdd)", lambda: u2c(q, qd, qdd)),
+        ("adam Function(q, qd, qdd)", lambda: adam(q, qd, qdd)),
+    ]
+    times = {label: median_us(fn, 2000) for label, fn in calls}
+    reference = times["pinocchio.rnea(model, data, q, v, a)"]
+    return table(["call (UR5e inverse dynamics, NumPy in and out)", "median [us]",
+                  "x Pinocchio"],
+                 [[label, f"{t:.2f}", f"{t / reference:.1f}"] for label, t in times.items()])
+
+
+def batches(urdf: str, n: int = 1000) -> str:
+    import pinocchio as pin
+
+    robot = casdyn.load_urdf(urdf)
+    compiled = casdyn.load_urdf(urdf).compile()
+    model = pin.buildModelFromXML(urdf)
+    data = model.createData()
+    rng = np.random.default_rng(1)
+    Q = np.array([robot.random_configuration(rng) for _ in range(n)])
+    V, A = rng.normal(size=(2, n, robot.nq))
+
+    def pinocchio_loop():
+        for k in range(n):
+            pin.rnea(model, data, Q[k], V[k], A[k])
+
+    times = {
+        f"Pinocchio, Python loop over {n}": median_us(pinocchio_loop, 1, 11) / n,
+        f"casdyn robot.inverse_dynamics(Q, V, A), SX, N={n}":
+            median_us(lambda: robot.inverse_dynamics(Q, V, A), 1, 11) / n,
+        f"casdyn, after robot.compile(), N={n}":
+            median_us(lambda: compiled.inverse_dynamics(Q, V, A), 1, 11) / n,
+    }
+    reference = times[f"Pinocchio, Python loop over {n}"]
+    return table(["UR5e inverse dynamics, batch", "per sample [us]", "x Pinocchio loop"],
+                 [[label, f"{t:.3f}", f"{t / reference:.2f}"] for label, t in times.items()])
+
+
+def scaling(results: dict) -> str:
+    sizes = [6, 12, 24, 48]
+    rows = []
+    for k in ("ID", "FD", "M"):
+        ours = [results[f"chain{n}"][k][0] for n in sizes]
+        theirs = [results[f"chain{n}"][k][1] for n in sizes]
+        fit = lambda t: np.polyfit(np.log(sizes), np.log(t), 1)[0]  # noqa: E731
+        rows.append([k, *(f"{t:.0f}" for t in ours), f"{fit(ours):.2f}", f"{fit(theirs):.2f}"])
+    return table(["fn", *(f"chain{n} [ns]" for n in sizes), "exponent casdyn",
+                  "exponent Pinocchio"], rows)
+
+
+def construction(urdf: str) -> str:
+    rows = []
+    for label, names in [("dynamics (ID, FD, M, C, g, COM)", ["inverse_dynamics",
+                          "forward_dynamics", "mass_matrix", "velocity_product",
+                          "gravity_torque", "center_of_mass"]),
+                         ("+ derivatives of ID and FD", ["inverse_dynamics_derivatives",
+                                                         "forward_dynamics_derivatives"])]:
+        started = time.perf_counter()
+        robot = casdyn.load_urdf(urdf)
+        for name in names:
+            robot.function(name)
+        rows.append([label, f"{time.perf_counter() - started:.2f}"])
+    return table(["48-link chain: URDF -> Functions", "seconds"], rows)
+
+
+def machine() -> str:
+    cpu = next((line.split(":", 1)[1].strip() for line in
+                Path("/proc/cpuinfo").read_text().splitlines() if "model name" in line),
+               platform.processor()) if Path("/proc/cpuinfo").exists() else platform.processor()
+    versions = ", ".join(f"{p} {metadata.version(p)}" for p in
+                         ("casadi", "numpy", "pin", "urdf2casadi", "adam-robotics"))
+    return (f"{platform.platform()}, {cpu}, {os.cpu_count()} cores; Python "
+            f"{platform.python_version()}; {versions}; casdyn {casdyn.__version__}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
+    args = parser.parse_args()
+    rounds, calls = (5, 500) if args.quick else (21, 2000)
+    bench_models = models.benchmark_models()
+    ur5e = bench_models["UR5e"]
+    sections = [("Graph sizes (SX n_instructions, fixed base)", graph_sizes(bench_models, 24))]
+    speed, results = compiled_speed(bench_models, rounds, calls)
+    sections += [
+        ("Compiled speed: casdyn's C (-O3 -march=native) vs Pinocchio's C++, one process",
+         speed),
+        ("Python call latency", python_latency(*ur5e)),
+        ("Batch evaluation", batches(ur5e[0])),
+        ("Scaling over random chains (compiled, per call; exponent of a log-log fit)",
+         scaling(results)),
+        ("Construction time", construction(bench_models["chain48"][0])),
+    ]
+    text = ["# casdyn benchmark results", "", f"Machine: {machine()}", "",
+            "Reproduce: `pip install \".[bench]\" && python benchmarks/run.py`. Every ratio "
+            "below was measured in the same run as the numbers it compares.", ""]
+    for title, body in sections:
+        print(f"\n{title}\n{body}", flush=True)
+        text += [f"## {title}", "", body, ""]
+    (HERE / "RESULTS.md").write_text("\n".join(text))
+    print(f"\nwritten to {HERE / 'RESULTS.md'}")
+
+
+if __name__ == "__main__":
+    main()
