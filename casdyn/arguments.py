@@ -90,16 +90,21 @@ def batch_size(values: dict, single_ndim: dict) -> int | None:
     return next(iter(sizes.values()))
 
 
-def to_casadi_batch(value: np.ndarray, single_ndim: int):
-    """A batch (N, n) or (N, r, c) → the horizontal concatenation that ``Function.map`` takes."""
-    if np.ndim(value) == single_ndim:
-        return value  # one value for all: CasADi broadcasts it
-    return value.T if single_ndim == 1 else np.hstack(list(value))
+def fill_batch(view: np.ndarray, value: np.ndarray, single_ndim: int, n: int) -> None:
+    """Write a batch (N, n) or (N, r, c), or one value shared by all N, into the input view
+    of a Function mapped over N: a column-major (n, N) or (r, c*N) matrix."""
+    if single_ndim == 1:
+        columns = view.reshape((-1, n), order="F")  # column k is sample k
+        columns[...] = value.T if np.ndim(value) == 2 else value[:, None]
+        return
+    rows, cols = value.shape[-2:]
+    blocks = view.reshape((rows, cols, n), order="F")  # blocks[:, :, k] is sample k
+    blocks[...] = value.transpose(1, 2, 0) if np.ndim(value) == 3 else value[:, :, None]
 
 
-def from_casadi_batch(value: ca.DM, n: int) -> np.ndarray:
+def from_casadi_batch(array: np.ndarray, n: int) -> np.ndarray:
     """``Function.map`` output (r, c*N) → (N, r) for vectors, (N, r, c) otherwise."""
-    array = value.full()
+    array = array.reshape(array.shape[0], -1)
     rows, cols = array.shape[0], array.shape[1] // n
     stacked = array.reshape(rows, n, cols).transpose(1, 0, 2)
     return stacked[:, :, 0] if cols == 1 else stacked
