@@ -37,19 +37,59 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, object]]
 }
 FUNCTION_NAMES = tuple(SIGNATURES)
 
+class _Cores:
+    """The algorithms as SX Functions, built once per model and inlined (by calling them on
+    SX arguments, where CasADi drops whatever constant zeros make vanish) into every public
+    Function that needs them: RNEA serves inverse dynamics, the velocity product and the
+    gravity torque; ABA serves forward dynamics with and without external forces."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        self._built: dict[str, ca.Function] = {}
+
+    def _get(self, name: str, build) -> ca.Function:
+        if name not in self._built:
+            self._built[name] = build()
+        return self._built[name]
+
+    def rnea(self) -> ca.Function:
+        """(q, qd, qdd, base_acceleration[6]) -> tau, without external forces."""
+
+        def build():
+            n = self.model.nq
+            q, qd, qdd = SX.sym("q", n), SX.sym("qd", n), SX.sym("qdd", n)
+            a_base = SX.sym("a_base", 6)
+            return ca.Function("rnea", [q, qd, qdd, a_base],
+                               [dynamics.rnea(self.model, q, qd, qdd, a_base)])
+
+        return self._get("rnea", build)
+
+    def aba(self) -> ca.Function:
+        """(q, qd, tau) -> qdd, without external forces."""
+
+        def build():
+            n = self.model.nq
+            q, qd, tau = SX.sym("q", n), SX.sym("qd", n), SX.sym("tau", n)
+            return ca.Function("aba", [q, qd, tau], [dynamics.aba(self.model, q, qd, tau)])
+
+        return self._get("aba", build)
+
+
 class FunctionCache:
     """Builds each requested Function on first use and returns the same object afterwards."""
 
     def __init__(self, model: Model):
         self.model = model
         self._functions: dict[tuple, ca.Function] = {}
+        self._cores = _Cores(model)
         self._lock = threading.Lock()
 
     def get(self, name: str, **options) -> ca.Function:
         key = (name, *sorted(_resolve_options(self.model, name, options).items()))
         with self._lock:
             if key not in self._functions:
-                self._functions[key] = build_function(self.model, name, **dict(key[1:]))
+                self._functions[key] = build_function(self.model, name, cores=self._cores,
+                                                      **dict(key[1:]))
             return self._functions[key]
 
 
@@ -75,9 +115,11 @@ def _resolve_options(model: Model, name: str, options: dict) -> dict:
     return resolved
 
 
-def build_function(model: Model, name: str, **options) -> ca.Function:
+def build_function(model: Model, name: str, *, cores: _Cores | None = None,
+                   **options) -> ca.Function:
     """Build the SX Function ``name`` (one of :data:`FUNCTION_NAMES`) for ``model``."""
     options = _resolve_options(model, name, options)
+    cores = cores or _Cores(model)
     n, nb = model.nq, len(model.bodies)
     symbols = {
         "q": SX.sym("q", n),
@@ -88,7 +130,7 @@ def build_function(model: Model, name: str, **options) -> ca.Function:
         "wrench": SX.sym("wrench", 6),
     }
     inputs = [i for i in SIGNATURES[name][0] if symbols[i] is not None]
-    outputs = _BUILDERS[name](model, symbols, options)
+    outputs = _BUILDERS[name](model, symbols, options, cores)
     return ca.Function(
         _function_name(name, options),
         [symbols[i] for i in inputs],
@@ -104,52 +146,54 @@ def _external(model: Model, s: dict) -> SX:
     return dynamics.external_torque(model, s["q"], s["fext"])
 
 
-def _inverse_dynamics(model: Model, s: dict, options: dict) -> list[SX]:
-    return [dynamics.rnea(model, s["q"], s["qd"], s["qdd"]) - _external(model, s)]
+def _inverse_dynamics(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
+    tau = cores.rnea()(s["q"], s["qd"], s["qdd"], dynamics.gravity_acceleration(model))
+    return [tau - _external(model, s)]
 
 
-def _forward_dynamics(model: Model, s: dict, options: dict) -> list[SX]:
+def _forward_dynamics(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
     massless = model.joints_moving_no_inertia()
     if massless:
         raise ModelError(
             f"forward dynamics of {model.name!r} is undefined: joint {massless[0]!r} moves "
             "no mass or inertia, so the mass matrix is singular"
         )
-    return [dynamics.aba(model, s["q"], s["qd"], s["tau"] + _external(model, s))]
+    return [cores.aba()(s["q"], s["qd"], s["tau"] + _external(model, s))]
 
 
 def _derivatives(dynamics_builder, third: str):
     """d(output)/d(q, qd, third) of a dynamics builder, by CasADi's AD on the SX graph."""
 
-    def build(model: Model, s: dict, options: dict) -> list[SX]:
-        (out,) = dynamics_builder(model, s, options)
+    def build(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
+        (out,) = dynamics_builder(model, s, options, cores)
         return [ca.jacobian(out, s[x]) for x in ("q", "qd", third)]
 
     return build
 
 
-def _velocity_product(model: Model, s: dict, options: dict) -> list[SX]:
-    return [dynamics.rnea(model, s["q"], s["qd"], SX.zeros(model.nq, 1), gravity=False)]
-
-
-def _gravity_torque(model: Model, s: dict, options: dict) -> list[SX]:
+def _velocity_product(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
     zero = SX.zeros(model.nq, 1)
-    return [dynamics.rnea(model, s["q"], zero, zero)]
+    return [cores.rnea()(s["q"], s["qd"], zero, SX.zeros(6, 1))]
 
 
-def _geometric_jacobian(model: Model, s: dict, options: dict) -> list[SX]:
+def _gravity_torque(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
+    zero = SX.zeros(model.nq, 1)
+    return [cores.rnea()(s["q"], zero, zero, dynamics.gravity_acceleration(model))]
+
+
+def _geometric_jacobian(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
     return [kinematics.geometric_jacobian(model, s["q"], body)]
 
 
-def _get_transform(model: Model, s: dict, options: dict) -> list[SX]:
+def _get_transform(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
     reference = options["relative_to"]
     reference = -1 if reference is None else model.body_index(reference, allow_base=True)
     return [kinematics.relative_transform(model, s["q"], body, reference).matrix()]
 
 
-def _external_force(model: Model, s: dict, options: dict) -> list[SX]:
+def _external_force(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
     """Row = [R n + p x (R f); R f]: a body-frame wrench as a base-frame spatial force."""
     body = model.body_index(options["body"])
     pose = kinematics.relative_transform(model, s["q"], body, -1)
@@ -164,12 +208,14 @@ def _external_force(model: Model, s: dict, options: dict) -> list[SX]:
 _BUILDERS = {
     "inverse_dynamics": _inverse_dynamics,
     "forward_dynamics": _forward_dynamics,
-    "mass_matrix": lambda model, s, options: [dynamics.crba(model, s["q"])],
+    "mass_matrix": lambda model, s, options, cores: [dynamics.crba(model, s["q"])],
     "velocity_product": _velocity_product,
     "gravity_torque": _gravity_torque,
     "geometric_jacobian": _geometric_jacobian,
     "get_transform": _get_transform,
-    "center_of_mass": lambda model, s, options: list(kinematics.center_of_mass(model, s["q"])),
+    "center_of_mass": lambda model, s, options, cores: list(
+        kinematics.center_of_mass(model, s["q"])
+    ),
     "external_force": _external_force,
     "inverse_dynamics_derivatives": _derivatives(_inverse_dynamics, "qdd"),
     "forward_dynamics_derivatives": _derivatives(_forward_dynamics, "tau"),

@@ -35,29 +35,23 @@ def cross_force(v: SX, f: SX) -> SX:
     return ca.vertcat(ca.cross(w, f[:3]) + ca.cross(u, f[3:]), ca.cross(w, f[3:]))
 
 
-def symmetric(n: int, entry) -> SX:
-    """An ``n x n`` symmetric SX matrix from ``entry(i, j)``, evaluated for ``i <= j`` only."""
-    out = SX.zeros(n, n)
-    for i in range(n):
-        for j in range(i, n):
-            out[i, j] = out[j, i] = entry(i, j)
-    return out
+def symmetrized(x: SX) -> SX:
+    """The symmetric matrix with ``x``'s upper triangle: the lower entries are the same
+    graph nodes, and whatever ``x`` computed below the diagonal drops out of the graph."""
+    return ca.triu2symm(ca.triu(x))
 
 
 def congruence(m: SX, s: SX) -> SX:
-    """``m s m^T`` for symmetric ``s``, computing each distinct entry once."""
-    ms = ca.mtimes(m, s)
-    return symmetric(s.shape[0], lambda i, j: ca.dot(ms[i, :].T, m[j, :].T))
+    """``m s m^T`` for symmetric ``s``, each distinct entry computed once."""
+    return symmetrized(ca.mtimes(ca.mtimes(m, s), m.T))
 
 
 def articulated_update(IA: SX, U: SX, U_over_d: SX, k: int) -> SX:
     """``IA - U U^T / d`` with ``U = IA e_k`` and ``d = U[k]`` (RBDA eq. 7.41 with a single
     axis). Row and column k of the result are exactly zero; they are built as zeros."""
-
-    def entry(r, s):
-        return 0 if k in (r, s) else IA[r, s] - U[r] * U_over_d[s]
-
-    return symmetric(6, entry)
+    keep = np.ones((6, 6))
+    keep[k, :] = keep[:, k] = 0.0
+    return symmetrized(ca.times(IA - ca.mtimes(U, U_over_d.T), SX(keep)))
 
 
 def skew(p: SX) -> SX:
@@ -153,14 +147,10 @@ class Transform:
         """
         m, p = inertia.m, self.p
         u = ca.mtimes(self.R, inertia.h)
-        rotated = congruence(self.R, inertia.I)
-        diagonal = 2 * ca.dot(u, p) + m * ca.dot(p, p)
-
-        def entry(i, j):
-            value = rotated[i, j] - p[i] * u[j] - u[i] * p[j] - m * p[i] * p[j]
-            return value + diagonal if i == j else value
-
-        return RigidInertia(m, u + m * p, symmetric(3, entry))
+        diagonal = (2 * ca.dot(u, p) + m * ca.dot(p, p)) * SX.eye(3)
+        outer = ca.mtimes(p, (u + m * p).T) + ca.mtimes(u, p.T)
+        rotated = ca.mtimes(ca.mtimes(self.R, inertia.I), self.R.T)
+        return RigidInertia(m, u + m * p, symmetrized(rotated - outer + diagonal))
 
     def articulated_to_parent(self, inertia: SX) -> SX:
         """``X^T I X`` for a symmetric 6x6 articulated inertia ``[A B; B^T C]``."""
@@ -169,7 +159,6 @@ class Transform:
         B1 = ca.mtimes(ca.mtimes(self.R, B), self.R.T)
         px = skew(self.p)
         K = ca.mtimes(px, B1.T)
-        pCp = congruence(px, C1)
-        A2 = symmetric(3, lambda i, j: A1[i, j] + K[i, j] + K[j, i] + pCp[i, j])
+        A2 = symmetrized(A1 + K + K.T + ca.mtimes(ca.mtimes(px, C1), px.T))
         B2 = B1 + ca.mtimes(px, C1)
         return ca.blockcat([[A2, B2], [B2.T, C1]])
