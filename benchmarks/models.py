@@ -58,6 +58,41 @@ def _chain_urdf(name: str, joints: list[tuple], rng: np.random.Generator) -> str
     return f'<robot name="{name}">' + "".join(links + text) + "</robot>"
 
 
+def _cylinder(mass: float, radius: float, length: float, xyz: str) -> str:
+    """The ur_description inertia macro: a solid cylinder along z."""
+    side = mass * (3 * radius**2 + length**2) / 12
+    return (f'<inertial><origin xyz="{xyz}"/><mass value="{mass}"/><inertia ixx="{side!r}" '
+            f'ixy="0" ixz="0" iyy="{side!r}" iyz="0" izz="{mass * radius**2 / 2!r}"/></inertial>')
+
+
+def ur5_urdf() -> str:
+    """The classic UR5 of ROS-Industrial ur_description (ur5.urdf.xacro): Universal Robots'
+    published DH lengths (d1 0.089159, a2 0.425, a3 0.39225, d4 0.10915, d5 0.09465,
+    d6 0.0823) laid out with the xacro's shoulder and elbow offsets, exact pi/2 rotations,
+    and its cylinder inertias."""
+    half_pi = repr(math.pi / 2)
+    links = [("base_link", ""),
+             ("shoulder_link", _cylinder(3.7, 0.06, 0.15, "0 0 0")),
+             ("upper_arm_link", _cylinder(8.393, 0.06, 0.56, "0 0 0.28")),
+             ("forearm_link", _cylinder(2.275, 0.06, 0.5, "0 0 0.25")),
+             ("wrist_1_link", _cylinder(1.219, 0.06, 0.12, "0 0 0")),
+             ("wrist_2_link", _cylinder(1.219, 0.06, 0.12, "0 0 0")),
+             ("wrist_3_link", _cylinder(0.1879, 0.0375, 0.0345, "0 0 0"))]
+    joints = [("shoulder_pan", "0 0 0.089159", "0 0 0", "0 0 1"),
+              ("shoulder_lift", "0 0.13585 0", f"0 {half_pi} 0", "0 1 0"),
+              ("elbow", "0 -0.1197 0.425", "0 0 0", "0 1 0"),
+              ("wrist_1", "0 0 0.39225", f"0 {half_pi} 0", "0 1 0"),
+              ("wrist_2", "0 0.093 0", "0 0 0", "0 0 1"),
+              ("wrist_3", "0 0 0.09465", "0 0 0", "0 1 0")]
+    text = "".join(f'<link name="{name}">{inertial}</link>' for name, inertial in links)
+    for k, (name, xyz, rpy, axis) in enumerate(joints):
+        text += (f'<joint name="{name}_joint" type="revolute"><parent link="{links[k][0]}"/>'
+                 f'<child link="{links[k + 1][0]}"/><origin xyz="{xyz}" rpy="{rpy}"/>'
+                 f'<axis xyz="{axis}"/><limit lower="-3.14" upper="3.14" effort="150" '
+                 f'velocity="3.15"/></joint>')
+    return f'<robot name="ur5">{text}</robot>'
+
+
 def panda_urdf() -> str:
     joints = []
     for a, d, alpha in PANDA_DH:
@@ -79,7 +114,8 @@ def random_chain_urdf(n: int, seed: int = 0) -> str:
 
 def benchmark_models() -> dict[str, tuple[str, str, str]]:
     """name -> (URDF text, root link, tip link)."""
-    models = {"UR5e": (casdyn.robot_urdf("ur5e"), "base_link", "wrist_3_link"),
+    models = {"UR5": (ur5_urdf(), "base_link", "wrist_3_link"),
+              "UR5e": (casdyn.robot_urdf("ur5e"), "base_link", "wrist_3_link"),
               "Panda-like": (panda_urdf(), "link0", "link7")}
     for n in (6, 12, 24, 48):
         models[f"chain{n}"] = (random_chain_urdf(n), "link0", f"link{n}")

@@ -12,7 +12,7 @@ import casadi as ca
 
 from .kinematics import base_poses, joint_states
 from .model import Model
-from .spatial import SX, RigidInertia, articulated_update, cross_force, cross_motion
+from .spatial import SX, BodyInertia, RigidInertia, articulated_update, cross_motion
 
 
 def gravity_acceleration(model: Model) -> SX:
@@ -33,7 +33,6 @@ def rnea(model: Model, q: SX, qd: SX, qdd: SX, base_acceleration: SX | None = No
     a: list = [None] * n  # body accelerations, body frames
     for i in model.order:
         X, parent = states[i], model.joints[i].parent
-        inertia = RigidInertia.constant(model.joints[i].inertia)
         vJ = X.S(qd[i])
         if parent < 0:
             v[i] = vJ
@@ -41,7 +40,7 @@ def rnea(model: Model, q: SX, qd: SX, qdd: SX, base_acceleration: SX | None = No
         else:
             v[i] = X.motion_to_child(v[parent]) + vJ
             a[i] = X.motion_to_child(a[parent]) + X.S(qdd[i]) + cross_motion(v[i], vJ)
-        f[i] = inertia.apply(a[i]) + cross_force(v[i], inertia.apply(v[i]))
+        f[i] = BodyInertia.of(model.joints[i].inertia).force(a[i], v[i])
     tau = SX.zeros(n, 1)
     for i in reversed(model.order):
         parent = model.joints[i].parent
@@ -69,7 +68,7 @@ def aba(model: Model, q: SX, qd: SX, tau: SX) -> SX:
             v[i] = X.motion_to_child(v[parent]) + vJ
             c[i] = cross_motion(v[i], vJ)
         IA[i] = inertia.articulated()
-        pA[i] = cross_force(v[i], inertia.apply(v[i]))
+        pA[i] = BodyInertia.of(model.joints[i].inertia).force(None, v[i])
     U: list = [None] * n
     d: list = [None] * n
     u: list = [None] * n

@@ -19,6 +19,7 @@ from dataclasses import replace
 import numpy as np
 
 from .model import Model, snap
+from .spatial import BodyInertia
 
 _PARALLEL = 1e-9  # |z_i x z_c| below this: parallel axes
 
@@ -63,10 +64,11 @@ def _frame_change(R_i, o_i, R_c, o_c) -> tuple[np.ndarray, float]:
     return _rot_z(math.atan2(x_local[1], x_local[0])), t
 
 
-# Rough counts of how often the algorithms use each nonzero constant of a joint, per kind:
-# a tree rotation entry in six 3x3 products, a translation entry in three cross products, a
-# first-moment entry in four cross products, a rotational-inertia entry in two products.
-_WEIGHTS = {"rotation": 6, "translation": 4, "first_moment": 4, "rotational": 2}
+# Rough operation counts per nonzero constant of a joint: a tree rotation entry is used in
+# six 3x3 products, a translation entry in three cross products, a centre-of-mass entry in
+# three cross products of the body force; an inertia about the centre of mass that is not
+# diagonal costs a full product and cross product (see casdyn.spatial.BodyInertia).
+_WEIGHTS = {"rotation": 6, "translation": 4, "com": 6, "full_inertia": 30}
 
 
 def _nonzeros(values: np.ndarray) -> int:
@@ -120,10 +122,21 @@ def _cost(model: Model, frames, i: int, children: list[list[int]]) -> float:
         rotation, translation, offset = _tree(joint, parent, frames[j])
         total += _WEIGHTS["rotation"] * _nonzeros(rotation)
         total += _WEIGHTS["translation"] * _nonzeros(translation) + (offset != 0.0)
-    inertia = _inertia_in(model.joints[i], frames[i])
-    total += _WEIGHTS["first_moment"] * _nonzeros(inertia.first_moment)
-    total += _WEIGHTS["rotational"] * _nonzeros(np.triu(inertia.rotational))
+    body = BodyInertia.of(_inertia_in(model.joints[i], frames[i]))
+    total += _WEIGHTS["com"] * _nonzeros(_clean(body.c, 1.0))
+    off_diagonal = body.Ic - np.diag(np.diag(body.Ic))
+    total += _WEIGHTS["full_inertia"] * bool(
+        _nonzeros(_clean(off_diagonal, np.abs(body.Ic).max(initial=1e-300)))
+    )
     return total
+
+
+def _com_frame(joint) -> tuple[np.ndarray, float] | None:
+    """(Rz(phi), t) putting the body's centre of mass on the new frame's x axis."""
+    if joint.inertia.mass <= 0:
+        return None
+    c = joint.inertia.first_moment / joint.inertia.mass
+    return _rot_z(math.atan2(c[1], c[0])), float(c[2])
 
 
 def sparsify_frames(model: Model) -> Model:
@@ -143,23 +156,34 @@ def sparsify_frames(model: Model) -> Model:
     for i, joint in enumerate(model.joints):
         if joint.parent >= 0:
             children[joint.parent].append(i)
-    # frames[i] = (Rz(phi_i), t_i): joint i's new frame in its old one; kept only if cheaper
+    # frames[i] = (Rz(phi_i), t_i): joint i's new frame in its old one, the cheapest of:
+    # unchanged, DH towards its main child, centre of mass on the x axis
     frames = [(np.eye(3), 0.0)] * n
     for i, child in enumerate(_main_children(model)):
-        if child is None:
-            continue
-        keep = _cost(model, frames, i, children)
-        candidate = list(frames)
-        candidate[i] = _frame_change(R[i], o[i], R[child], o[child])
-        if _cost(model, candidate, i, children) < keep:
-            frames = candidate
+        options = [_com_frame(model.joints[i])]
+        if child is not None:
+            options.append(_frame_change(R[i], o[i], R[child], o[child]))
+        for option in options:
+            if option is None:
+                continue
+            candidate = list(frames)
+            candidate[i] = option
+            if _cost(model, candidate, i, children) < _cost(model, frames, i, children):
+                frames = candidate
 
     joints = []
     for i, joint in enumerate(model.joints):
         parent = frames[joint.parent] if joint.parent >= 0 else None
         rotation, translation, offset = _tree(joint, parent, frames[i])
-        joints.append(replace(joint, rotation=rotation, translation=translation,
-                              inertia=_inertia_in(joint, frames[i]), offset=offset))
+        joints.append(
+            replace(
+                joint,
+                rotation=rotation,
+                translation=translation,
+                inertia=_inertia_in(joint, frames[i]),
+                offset=offset,
+            )
+        )
     bodies = []
     for body in model.bodies:
         if body.joint >= 0:
