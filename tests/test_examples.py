@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -28,7 +29,8 @@ def test_external_forces_shares_equal_jacobian_transpose():
     out = run("external_forces.py")
     share = re.search(r"payload's share, tau - g\s+= \[(.*)\]", out).group(1)
     jt = re.search(r"equals -J\^T \[0; m g\] \(J of tool0\)\s+= \[(.*)\]", out).group(1)
-    assert share.split() == jt.split()
+    # printed at 3 decimals: equal numbers may differ in the sign of a printed zero
+    assert np.allclose(np.array(share.split(), float), np.array(jt.split(), float), atol=2e-3)
 
 
 def test_trajectory_optimization_converges_and_plots(tmp_path):
