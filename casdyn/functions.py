@@ -38,10 +38,9 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, object]]
 FUNCTION_NAMES = tuple(SIGNATURES)
 
 class _Cores:
-    """The algorithms as SX Functions, built once per model and inlined (by calling them on
-    SX arguments, where CasADi drops whatever constant zeros make vanish) into every public
-    Function that needs them: RNEA serves inverse dynamics, the velocity product and the
-    gravity torque; ABA serves forward dynamics with and without external forces."""
+    """RNEA as an SX Function of (q, qd, qdd, base acceleration), built once per model and
+    inlined (by calling it on SX arguments, where CasADi drops whatever constant zeros make
+    vanish) into inverse dynamics, the velocity product and the gravity torque."""
 
     def __init__(self, model: Model):
         self.model = model
@@ -64,16 +63,6 @@ class _Cores:
 
         return self._get("rnea", build)
 
-    def aba(self) -> ca.Function:
-        """(q, qd, tau) -> qdd, without external forces."""
-
-        def build():
-            n = self.model.nq
-            q, qd, tau = SX.sym("q", n), SX.sym("qd", n), SX.sym("tau", n)
-            return ca.Function("aba", [q, qd, tau], [dynamics.aba(self.model, q, qd, tau)])
-
-        return self._get("aba", build)
-
 
 class FunctionCache:
     """Builds each requested Function on first use and returns the same object afterwards."""
@@ -87,10 +76,19 @@ class FunctionCache:
     def get(self, name: str, **options) -> ca.Function:
         key = (name, *sorted(_resolve_options(self.model, name, options).items()))
         with self._lock:
-            if key not in self._functions:
+            return self._get(key)
+
+    def _get(self, key: tuple) -> ca.Function:
+        if key not in self._functions:
+            name, options = key[0], dict(key[1:])
+            if options.get("fext") is False:
+                # the variant without fext: the full function with fext = 0, inlined
+                full = self._get((name, *sorted({**options, "fext": True}.items())))
+                self._functions[key] = without_fext(full, name, options)
+            else:
                 self._functions[key] = build_function(self.model, name, cores=self._cores,
-                                                      **dict(key[1:]))
-            return self._functions[key]
+                                                      **options)
+        return self._functions[key]
 
 
 def _resolve_options(model: Model, name: str, options: dict) -> dict:
@@ -142,9 +140,22 @@ def build_function(model: Model, name: str, *, cores: _Cores | None = None,
 
 
 # CasADi's common-subexpression pass saves 2-11% on these graphs (measured on the benchmark
-# models) and nothing on the rest, where it would only cost construction time.
-_WITH_CSE = {"forward_dynamics", "mass_matrix", "forward_dynamics_derivatives",
-             "inverse_dynamics_derivatives"}
+# models) and nothing on the rest, where it would only cost construction time (on the large
+# derivative graphs, seconds).
+_WITH_CSE = {"forward_dynamics", "mass_matrix"}
+
+
+def without_fext(full: ca.Function, name: str, options: dict) -> ca.Function:
+    """``full`` (the Function ``name`` with an ``fext`` input) with ``fext`` fixed at zero:
+    the external-force part of the graph simplifies away as CasADi inlines the call."""
+    inputs = [full.sx_in(i) for i in range(full.n_in()) if full.name_in(i) != "fext"]
+    arguments = [full.sx_in(i) if full.name_in(i) != "fext" else SX.zeros(full.size_in(i))
+                 for i in range(full.n_in())]
+    names = [n for n in full.name_in() if n != "fext"]
+    return ca.Function(
+        _function_name(name, options), inputs, full.call(arguments), names, full.name_out(),
+        {"cse": name in _WITH_CSE},
+    )
 
 
 def _external(model: Model, s: dict) -> SX:
@@ -165,7 +176,7 @@ def _forward_dynamics(model: Model, s: dict, options: dict, cores: _Cores) -> li
             f"forward dynamics of {model.name!r} is undefined: joint {massless[0]!r} moves "
             "no mass or inertia, so the mass matrix is singular"
         )
-    return [cores.aba()(s["q"], s["qd"], s["tau"] + _external(model, s))]
+    return [dynamics.aba(model, s["q"], s["qd"], s["tau"] + _external(model, s))]
 
 
 def _derivatives(dynamics_builder, third: str):

@@ -1,0 +1,47 @@
+"""Graph sizes (CasADi n_instructions) of the shipped robots stay at or below their ceilings.
+
+The ceilings are the sizes measured when they were committed; an optimisation lowers them
+(update the numbers), a regression fails here. benchmarks/run.py compares them with peers.
+"""
+
+from __future__ import annotations
+
+import casadi as ca
+import pytest
+
+import casdyn
+
+CEILINGS = {
+    "kuka_iiwa14": {"ID": 988, "ID_nofext": 700, "FD": 1604, "FD_nofext": 1326, "M": 442},
+    "planar_2link": {"ID": 66, "ID_nofext": 46, "FD": 76, "FD_nofext": 56, "M": 17},
+    "scara": {"ID": 173, "ID_nofext": 116, "FD": 176, "FD_nofext": 121, "M": 50},
+    "torso_two_arms": {"ID": 1029, "ID_nofext": 685, "FD": 1597, "FD_nofext": 1265, "M": 388},
+    "ur5e": {"ID": 886, "ID_nofext": 590, "FD": 1533, "FD_nofext": 1249, "M": 418},
+}
+FUNCTIONS = {"ID": ("inverse_dynamics", {}), "ID_nofext": ("inverse_dynamics", {"fext": False}),
+             "FD": ("forward_dynamics", {}), "FD_nofext": ("forward_dynamics", {"fext": False}),
+             "M": ("mass_matrix", {})}
+
+
+def test_every_shipped_robot_has_ceilings():
+    assert set(CEILINGS) == set(casdyn.robot_names())
+
+
+@pytest.mark.parametrize("name", sorted(CEILINGS))
+def test_graph_sizes_stay_under_their_ceilings(name):
+    robot = casdyn.load_robot(name)
+    sizes = {key: robot.function(f, **o).n_instructions() for key, (f, o) in FUNCTIONS.items()}
+    over = {k: (sizes[k], CEILINGS[name][k]) for k in sizes if sizes[k] > CEILINGS[name][k]}
+    assert not over, f"{name}: (size, ceiling) {over}"
+
+
+@pytest.mark.parametrize("name", ["ur5e", "torso_two_arms"])
+def test_variant_without_fext_is_no_larger_than_fext_set_to_zero(name):
+    robot = casdyn.load_robot(name)
+    for function in ("inverse_dynamics", "forward_dynamics"):
+        full = robot.function(function)
+        args = full.sx_in()
+        args[3] = ca.SX.zeros(robot.n_bodies, 6)
+        substituted = ca.Function("s", full.sx_in()[:3], full.call(args), {"cse": True})
+        lean = robot.function(function, fext=False)
+        assert lean.n_instructions() <= substituted.n_instructions()
