@@ -11,6 +11,7 @@ built from their upper triangles, which keeps the graphs small.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import casadi as ca
 import numpy as np
@@ -158,12 +159,17 @@ class Transform:
     def translation_z(d: SX) -> Transform:
         return Transform(SX.eye(3), ca.vertcat(0, 0, d))
 
+    @cached_property
+    def RT(self) -> SX:
+        """``R^T``, made once per transform."""
+        return self.R.T
+
     def then(self, child: Transform) -> Transform:
         """The pose of ``child``'s frame in this transform's parent frame."""
         return Transform(ca.mtimes(self.R, child.R), ca.mtimes(self.R, child.p) + self.p)
 
     def inverse(self) -> Transform:
-        return Transform(self.R.T, -ca.mtimes(self.R.T, self.p))
+        return Transform(self.RT, -ca.mtimes(self.RT, self.p))
 
     def apply_point(self, point: SX) -> SX:
         """Child coordinates of a point → parent coordinates."""
@@ -176,7 +182,7 @@ class Transform:
     def motion_to_child(self, m: SX) -> SX:
         """A motion vector in parent coordinates → child coordinates (RBDA ``X m``)."""
         w, v = m[:3], m[3:]
-        return ca.vertcat(ca.mtimes(self.R.T, w), ca.mtimes(self.R.T, v - ca.cross(self.p, w)))
+        return ca.vertcat(ca.mtimes(self.RT, w), ca.mtimes(self.RT, v - ca.cross(self.p, w)))
 
     def force_to_parent(self, f: SX) -> SX:
         """A force vector in child coordinates → parent coordinates (RBDA ``X^T f``)."""
@@ -194,14 +200,14 @@ class Transform:
         h = u + m * p
         diagonal = (2 * ca.dot(u, p) + m * ca.dot(p, p)) * SX.eye(3)
         outer = ca.mtimes(p, h.T) + ca.mtimes(u, p.T)  # p u^T + m p p^T + u p^T
-        rotated = ca.mtimes(ca.mtimes(self.R, inertia.I), self.R.T)
+        rotated = ca.mtimes(ca.mtimes(self.R, inertia.I), self.RT)
         return RigidInertia(m, h, symmetrized(rotated - outer + diagonal))
 
     def articulated_to_parent(self, inertia: SX) -> SX:
         """``X^T I X`` for a symmetric 6x6 articulated inertia ``[A B; B^T C]``."""
         A, B, C = inertia[:3, :3], inertia[:3, 3:], inertia[3:, 3:]
         A1, C1 = congruence(self.R, A), congruence(self.R, C)
-        B1 = ca.mtimes(ca.mtimes(self.R, B), self.R.T)
+        B1 = ca.mtimes(ca.mtimes(self.R, B), self.RT)
         px = skew(self.p)
         K = ca.mtimes(px, B1.T)
         A2 = symmetrized(A1 + K + K.T + ca.mtimes(ca.mtimes(px, C1), px.T))
@@ -242,6 +248,6 @@ class ZRotation(Transform):
     def articulated_to_parent(self, inertia: SX) -> SX:
         cos2, sin2 = self._double_angle()
         A, B, C = inertia[:3, :3], inertia[:3, 3:], inertia[3:, 3:]
-        B1 = ca.mtimes(ca.mtimes(self.R, B), self.R.T)
+        B1 = ca.mtimes(ca.mtimes(self.R, B), self.RT)
         return ca.blockcat([[self._symmetric(A, cos2, sin2), B1],
                             [B1.T, self._symmetric(C, cos2, sin2)]])
