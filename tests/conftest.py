@@ -21,6 +21,15 @@ def assert_close(actual, expected, rtol=RELATIVE):
     assert error <= rtol * scale, f"error {error:.3e} > {rtol:g} * {scale:.3e}"
 
 
+def random_state(robot, seed=0):
+    """(q, qd, x, fext): a configuration within limits, normal rates and a third vector
+    (qdd or tau), and a normal wrench on every body."""
+    rng = np.random.default_rng(seed)
+    q = robot.random_configuration(rng)
+    qd, x = rng.normal(size=(2, robot.nq))
+    return q, qd, x, rng.normal(size=(robot.n_bodies, 6))
+
+
 RANDOM_SEEDS = list(range(8))
 MODEL_CASES = [("shipped", name) for name in casdyn.robot_names()] + [
     ("random", seed) for seed in RANDOM_SEEDS

@@ -4,18 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_close
+from conftest import assert_close, random_state
 from pinocchio_reference import Reference, aba_derivatives, rnea_derivatives
 
 import casdyn
-
-
-def random_state(robot, seed=0):
-    rng = np.random.default_rng(seed)
-    q = robot.random_configuration(rng)
-    qd, x = rng.normal(size=(2, robot.nq))
-    fext = rng.normal(size=(robot.n_bodies, 6))
-    return q, qd, x, fext
 
 
 def test_inverse_dynamics_derivatives_match_pinocchio(urdf_text):

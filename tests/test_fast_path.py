@@ -5,7 +5,7 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 import pytest
-from conftest import assert_close
+from conftest import assert_close, random_state
 
 import casdyn
 from casdyn import InputError, export
@@ -17,15 +17,9 @@ def cache(tmp_path, monkeypatch):
     return tmp_path / "cache"
 
 
-def sample(robot, seed=0):
-    rng = np.random.default_rng(seed)
-    return (robot.random_configuration(rng), *rng.normal(size=(2, robot.nq)),
-            rng.normal(size=(robot.n_bodies, 6)))
-
-
 def test_fast_path_equals_the_casadi_call():
     robot = casdyn.load_robot("torso_two_arms")
-    q, qd, x, fext = sample(robot)
+    q, qd, x, fext = random_state(robot)
     f = robot.function("inverse_dynamics")
     expected = f(q, qd, x, fext).full().ravel()
     assert_close(robot.inverse_dynamics(q, qd, x, fext), expected)
@@ -51,7 +45,7 @@ def test_fast_path_leaves_odd_input_to_the_checked_path(bad):
 
 def test_compiled_evaluation_equals_sx_and_symbolic_calls_stay_sx(cache):
     robot = casdyn.load_robot("kuka_iiwa14")
-    q, qd, x, fext = sample(robot, 3)
+    q, qd, x, fext = random_state(robot, 3)
     expected = (robot.inverse_dynamics(q, qd, x, fext), robot.forward_dynamics(q, qd, x),
                 robot.mass_matrix(q), robot.center_of_mass(q))
     assert robot.compile() is robot

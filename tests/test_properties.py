@@ -3,43 +3,35 @@
 from __future__ import annotations
 
 import numpy as np
-from conftest import assert_close
+from conftest import assert_close, random_state
 
 import casdyn
 
 
-def sample(robot, seed=0):
-    rng = np.random.default_rng(seed)
-    q = robot.random_configuration(rng)
-    qd, qdd = rng.normal(size=(2, robot.nq))
-    fext = rng.normal(size=(robot.n_bodies, 6))
-    return q, qd, qdd, fext
-
-
 def test_forward_dynamics_inverts_inverse_dynamics(urdf_text):
     robot = casdyn.load_urdf(urdf_text)
-    q, qd, qdd, fext = sample(robot)
+    q, qd, qdd, fext = random_state(robot)
     assert_close(robot.forward_dynamics(q, qd, robot.inverse_dynamics(q, qd, qdd, fext), fext),
                  qdd)
 
 
 def test_mass_matrix_is_symmetric_positive_definite(urdf_text):
     robot = casdyn.load_urdf(urdf_text)
-    M = robot.mass_matrix(sample(robot)[0])
+    M = robot.mass_matrix(random_state(robot)[0])
     assert np.array_equal(M, M.T)
     assert np.linalg.eigvalsh(M).min() > 0
 
 
 def test_mass_matrix_columns_are_inverse_dynamics_of_unit_accelerations(urdf_text):
     robot = casdyn.load_urdf(urdf_text, gravity=(0, 0, 0))
-    q = sample(robot)[0]
+    q = random_state(robot)[0]
     columns = [robot.inverse_dynamics(q, qdd=e) for e in np.eye(robot.nq)]
     assert_close(robot.mass_matrix(q), np.column_stack(columns))
 
 
 def test_gravity_torque_and_velocity_product_split_inverse_dynamics(urdf_text):
     robot = casdyn.load_urdf(urdf_text)
-    q, qd, _, _ = sample(robot)
+    q, qd, _, _ = random_state(robot)
     assert_close(robot.gravity_torque(q), robot.inverse_dynamics(q))
     assert_close(robot.velocity_product(q, qd),
                  robot.inverse_dynamics(q, qd) - robot.gravity_torque(q))
@@ -51,7 +43,7 @@ def _finite_difference(f, q, step=1e-6):
 
 def test_jacobian_columns_are_derivatives_of_the_body_pose(urdf_text):
     robot = casdyn.load_urdf(urdf_text)
-    q = sample(robot)[0]
+    q = random_state(robot)[0]
     for body in robot.body_names:
         J = robot.geometric_jacobian(q, body)
         R = robot.get_transform(q, body)[:3, :3]
@@ -64,7 +56,7 @@ def test_jacobian_columns_are_derivatives_of_the_body_pose(urdf_text):
 
 def test_center_of_mass_jacobian_is_its_derivative(urdf_text):
     robot = casdyn.load_urdf(urdf_text)
-    q = sample(robot)[0]
+    q = random_state(robot)[0]
     derivatives = _finite_difference(lambda x: robot.center_of_mass(x)[0], q)
     assert_close(robot.center_of_mass(q)[1], np.column_stack(derivatives), rtol=1e-6)
 
