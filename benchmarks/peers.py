@@ -8,7 +8,8 @@ import tempfile
 import casadi as ca
 import numpy as np
 
-GRAVITY = [0.0, 0.0, -9.81]
+GRAVITY = [0.0, 0.0, -9.81]  # urdf2casadi is given this; casdyn's default
+ADAM_GRAVITY = [0.0, 0.0, -9.80665]  # adam's built-in standard gravity
 
 
 def urdf2casadi_functions(urdf: str, root: str, tip: str) -> dict[str, ca.Function]:

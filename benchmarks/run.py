@@ -67,6 +67,22 @@ def graph_sizes(bench_models, with_adam_up_to: int) -> str:
                   "casdyn / best peer"], rows)
 
 
+def agreement(bench_models, with_adam_up_to: int) -> str:
+    """Largest relative difference of each peer's ID, FD and M from casdyn's, at a random
+    state: a small graph is only worth something if it computes the right thing."""
+    rows = []
+    for name, (urdf, root, tip) in bench_models.items():
+        robot = casdyn.load_urdf(urdf)
+        u2c = peers.check_against(peers.urdf2casadi_functions(urdf, root, tip), robot)
+        adam = "-"
+        if robot.nq <= with_adam_up_to:
+            same_gravity = casdyn.load_urdf(urdf, gravity=peers.ADAM_GRAVITY)
+            functions = peers.adam_functions(urdf, root, robot.joint_names)
+            adam = f"{peers.check_against(functions, same_gravity):.0e}"
+        rows.append([name, f"{u2c:.0e}", adam])
+    return table(["model", "urdf2casadi vs casdyn", "adam vs casdyn (g = 9.80665)"], rows)
+
+
 def compiled_speed(bench_models, rounds: int, calls: int) -> tuple[str, dict]:
     rows, results = [], {}
     for name, (urdf, _, _) in bench_models.items():
@@ -190,7 +206,9 @@ def main() -> None:
     rounds, calls = (5, 500) if args.quick else (21, 2000)
     bench_models = models.benchmark_models()
     ur5e = bench_models["UR5e"]
-    sections = [("Graph sizes (SX n_instructions, fixed base)", graph_sizes(bench_models, 24))]
+    sections = [("Graph sizes (SX n_instructions, fixed base)", graph_sizes(bench_models, 24)),
+                ("Peer agreement (max relative difference of ID, FD, M at a random state)",
+                 agreement(bench_models, 24))]
     speed, results = compiled_speed(bench_models, rounds, calls)
     sections += [
         ("Compiled speed: casdyn's C (-O3 -march=native) vs Pinocchio's C++, one process",
