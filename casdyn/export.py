@@ -6,7 +6,9 @@ place only when all of it succeeded, so a failed export leaves the target as it 
 
 from __future__ import annotations
 
+import hashlib
 import os
+import pickle
 import re
 import shutil
 import subprocess
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import casadi as ca
 
+from ._version import __version__
 from .errors import ExportError
 
 COMPILERS = ("cc", "gcc", "clang")
@@ -53,6 +56,26 @@ def library_path(directory: str | os.PathLike, basename: str) -> Path:
 def load_library(path: Path, functions: list[ca.Function]) -> dict[str, ca.Function]:
     """The named functions of a compiled library, as ``casadi.Function``s."""
     return {f.name(): ca.external(f.name(), str(path)) for f in functions}
+
+
+def cached_library(
+    functions: list[ca.Function],
+    name: str,
+    model_key: bytes,
+    directory: str | os.PathLike | None = None,
+) -> dict[str, ca.Function]:
+    """The functions compiled into a library kept in ``directory`` (default
+    :func:`cache_directory`), named by a hash of the model, the functions and the versions of
+    casdyn and CasADi: built the first time, loaded afterwards."""
+    digest = hashlib.sha256(pickle.dumps(
+        (model_key, [f.serialize() for f in functions], ca.__version__, __version__)
+    )).hexdigest()[:16]
+    basename = f"{name}_{digest}"
+    directory = Path(directory) if directory is not None else cache_directory()
+    path = library_path(directory, basename)
+    if path.is_file():
+        return load_library(path, functions)
+    return export_functions(functions, directory, basename)
 
 
 def export_functions(

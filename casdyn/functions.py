@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+from functools import cached_property
 
 import casadi as ca
 
@@ -44,24 +45,15 @@ class _Cores:
 
     def __init__(self, model: Model):
         self.model = model
-        self._built: dict[str, ca.Function] = {}
 
-    def _get(self, name: str, build) -> ca.Function:
-        if name not in self._built:
-            self._built[name] = build()
-        return self._built[name]
-
+    @cached_property
     def rnea(self) -> ca.Function:
         """(q, qd, qdd, base_acceleration[6]) -> tau, without external forces."""
-
-        def build():
-            n = self.model.nq
-            q, qd, qdd = SX.sym("q", n), SX.sym("qd", n), SX.sym("qdd", n)
-            a_base = SX.sym("a_base", 6)
-            return ca.Function("rnea", [q, qd, qdd, a_base],
-                               [dynamics.rnea(self.model, q, qd, qdd, a_base)])
-
-        return self._get("rnea", build)
+        n = self.model.nq
+        q, qd, qdd = SX.sym("q", n), SX.sym("qd", n), SX.sym("qdd", n)
+        a_base = SX.sym("a_base", 6)
+        return ca.Function("rnea", [q, qd, qdd, a_base],
+                           [dynamics.rnea(self.model, q, qd, qdd, a_base)])
 
 
 class FunctionCache:
@@ -165,7 +157,7 @@ def _external(model: Model, s: dict) -> SX:
 
 
 def _inverse_dynamics(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
-    tau = cores.rnea()(s["q"], s["qd"], s["qdd"], dynamics.gravity_acceleration(model))
+    tau = cores.rnea(s["q"], s["qd"], s["qdd"], dynamics.gravity_acceleration(model))
     return [tau - _external(model, s)]
 
 
@@ -191,12 +183,12 @@ def _derivatives(dynamics_builder, third: str):
 
 def _velocity_product(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
     zero = SX.zeros(model.nq, 1)
-    return [cores.rnea()(s["q"], s["qd"], zero, SX.zeros(6, 1))]
+    return [cores.rnea(s["q"], s["qd"], zero, SX.zeros(6, 1))]
 
 
 def _gravity_torque(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
     zero = SX.zeros(model.nq, 1)
-    return [cores.rnea()(s["q"], zero, zero, dynamics.gravity_acceleration(model))]
+    return [cores.rnea(s["q"], zero, zero, dynamics.gravity_acceleration(model))]
 
 
 def _geometric_jacobian(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:

@@ -6,17 +6,14 @@ the cached CasADi Functions, numerically (NumPy out) or symbolically (CasADi out
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import pickle
-from pathlib import Path
 
 import casadi as ca
 import numpy as np
 
 from . import arguments, export
-from ._version import __version__
 from .errors import InputError
 from .evaluator import NumericEvaluator
 from .functions import FUNCTION_NAMES, SIGNATURES, FunctionCache
@@ -249,16 +246,8 @@ class RigidBodyTree:
                          for f in (True, False)]
             functions += ["mass_matrix", "velocity_product", "gravity_torque", "center_of_mass"]
         chosen = [self.function(name, **opts) for name, opts in self._export_list(functions)]
-        digest = hashlib.sha256(pickle.dumps(
-            (self._model, [f.serialize() for f in chosen], ca.__version__, __version__)
-        )).hexdigest()[:16]
-        basename = f"casdyn_{self.name}_{digest}"
-        directory = Path(directory) if directory is not None else export.cache_directory()
-        path = export.library_path(directory, basename)
-        if path.is_file():
-            compiled = export.load_library(path, chosen)
-        else:
-            compiled = export.export_functions(chosen, directory, basename)
+        compiled = export.cached_library(chosen, f"casdyn_{self.name}",
+                                         pickle.dumps(self._model), directory)
         self._compiled.update(compiled)
         self._by_key.clear()
         self._mapped.clear()
