@@ -203,7 +203,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
     args = parser.parse_args()
-    rounds, calls = (5, 500) if args.quick else (21, 2000)
+    rounds, calls = (5, 500) if args.quick else (31, 2000)
     bench_models = models.benchmark_models()
     ur5e = bench_models["UR5e"]
     sections = [("Graph sizes (SX n_instructions, fixed base)", graph_sizes(bench_models, 24)),
