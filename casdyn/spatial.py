@@ -30,12 +30,6 @@ def cross_motion(v: SX, m: SX) -> SX:
     return ca.vertcat(ca.cross(w, m[:3]), ca.cross(w, m[3:]) + ca.cross(u, m[:3]))
 
 
-def cross_force(v: SX, f: SX) -> SX:
-    """``v x* f`` for a force vector (RBDA eq. 2.32)."""
-    w, u = v[:3], v[3:]
-    return ca.vertcat(ca.cross(w, f[:3]) + ca.cross(u, f[3:]), ca.cross(w, f[3:]))
-
-
 def symmetrized(x: SX) -> SX:
     """The symmetric matrix with ``x``'s upper triangle: the lower entries are the same
     graph nodes, and whatever ``x`` computed below the diagonal drops out of the graph."""
@@ -170,10 +164,6 @@ class Transform:
 
     def inverse(self) -> Transform:
         return Transform(self.RT, -ca.mtimes(self.RT, self.p))
-
-    def apply_point(self, point: SX) -> SX:
-        """Child coordinates of a point → parent coordinates."""
-        return ca.mtimes(self.R, point) + self.p
 
     def matrix(self) -> SX:
         """The 4x4 homogeneous matrix."""
