@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -95,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     except CasdynError as error:
         print(f"casdyn: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (e.g. `casdyn demo | head`): stop quietly
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115  (silence the flush at exit)
+        return 0
     return 0
 
 
