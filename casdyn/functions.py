@@ -78,8 +78,7 @@ class FunctionCache:
                 full = self._get((name, *sorted({**options, "fext": True}.items())))
                 self._functions[key] = without_fext(full, name, options)
             else:
-                self._functions[key] = build_function(self.model, name, cores=self._cores,
-                                                      **options)
+                self._functions[key] = _build_function(self.model, name, options, self._cores)
         return self._functions[key]
 
 
@@ -105,21 +104,20 @@ def _resolve_options(model: Model, name: str, options: dict) -> dict:
     return resolved
 
 
-def build_function(model: Model, name: str, *, cores: _Cores | None = None,
-                   **options) -> ca.Function:
-    """Build the SX Function ``name`` (one of :data:`FUNCTION_NAMES`) for ``model``."""
-    options = _resolve_options(model, name, options)
-    cores = cores or _Cores(model)
+def _build_function(model: Model, name: str, options: dict, cores: _Cores) -> ca.Function:
+    """The SX Function ``name`` for ``model``, with options already resolved. Variants with
+    ``fext=False`` are not built here: :class:`FunctionCache` derives them from the full
+    function with :func:`without_fext`."""
     n, nb = model.nq, len(model.bodies)
     symbols = {
         "q": SX.sym("q", n),
         "qd": SX.sym("qd", n),
         "qdd": SX.sym("qdd", n),
         "tau": SX.sym("tau", n),
-        "fext": SX.sym("fext", nb, 6) if options.get("fext", True) else None,
+        "fext": SX.sym("fext", nb, 6),
         "wrench": SX.sym("wrench", 6),
     }
-    inputs = [i for i in SIGNATURES[name][0] if symbols[i] is not None]
+    inputs = list(SIGNATURES[name][0])
     outputs = _BUILDERS[name](model, symbols, options, cores)
     return ca.Function(
         _function_name(name, options),
@@ -150,15 +148,9 @@ def without_fext(full: ca.Function, name: str, options: dict) -> ca.Function:
     )
 
 
-def _external(model: Model, s: dict) -> SX:
-    if s["fext"] is None:
-        return SX.zeros(model.nq, 1)
-    return dynamics.external_torque(model, s["q"], s["fext"])
-
-
 def _inverse_dynamics(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
     tau = cores.rnea(s["q"], s["qd"], s["qdd"], dynamics.gravity_acceleration(model))
-    return [tau - _external(model, s)]
+    return [tau - dynamics.external_torque(model, s["q"], s["fext"])]
 
 
 def _forward_dynamics(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
@@ -168,7 +160,8 @@ def _forward_dynamics(model: Model, s: dict, options: dict, cores: _Cores) -> li
             f"forward dynamics of {model.name!r} is undefined: joint {massless[0]!r} moves "
             "no mass or inertia, so the mass matrix is singular"
         )
-    return [dynamics.aba(model, s["q"], s["qd"], s["tau"] + _external(model, s))]
+    tau = s["tau"] + dynamics.external_torque(model, s["q"], s["fext"])
+    return [dynamics.aba(model, s["q"], s["qd"], tau)]
 
 
 def _derivatives(dynamics_builder, third: str):
