@@ -53,13 +53,22 @@ class Inertia:
         shift = mass * (com @ com * np.eye(3) - np.outer(com, com))
         return Inertia(mass, mass * com, inertia_about_com + shift)
 
+    @property
+    def com(self) -> np.ndarray:
+        """The centre of mass in this frame (the origin for a massless body)."""
+        return self.first_moment / self.mass if self.mass > 0 else np.zeros(3)
+
+    @property
+    def about_com(self) -> np.ndarray:
+        """The rotational inertia about the centre of mass, in this frame's axes."""
+        c = self.com
+        return self.rotational - self.mass * (c @ c * np.eye(3) - np.outer(c, c))
+
     def transformed(self, rotation: np.ndarray, translation: np.ndarray) -> Inertia:
         """The same body's inertia about, and in the axes of, a frame in which this frame has
         pose ``(rotation, translation)``."""
-        com = self.first_moment / self.mass if self.mass > 0 else np.zeros(3)
-        centroidal = self.rotational - self.mass * (com @ com * np.eye(3) - np.outer(com, com))
         moved = Inertia.from_com(
-            self.mass, rotation @ com + translation, rotation @ centroidal @ rotation.T
+            self.mass, rotation @ self.com + translation, rotation @ self.about_com @ rotation.T
         )
         return moved.symmetrized()
 

@@ -135,7 +135,7 @@ def _com_frame(joint) -> tuple[np.ndarray, float] | None:
     """(Rz(phi), t) putting the body's centre of mass on the new frame's x axis."""
     if joint.inertia.mass <= 0:
         return None
-    c = joint.inertia.first_moment / joint.inertia.mass
+    c = joint.inertia.com
     return _rot_z(math.atan2(c[1], c[0])), float(c[2])
 
 
@@ -163,13 +163,15 @@ def sparsify_frames(model: Model) -> Model:
         options = [_com_frame(model.joints[i])]
         if child is not None:
             options.append(_frame_change(R[i], o[i], R[child], o[child]))
+        best = _cost(model, frames, i, children)
         for option in options:
             if option is None:
                 continue
             candidate = list(frames)
             candidate[i] = option
-            if _cost(model, candidate, i, children) < _cost(model, frames, i, children):
-                frames = candidate
+            cost = _cost(model, candidate, i, children)
+            if cost < best:
+                frames, best = candidate, cost
 
     joints = []
     for i, joint in enumerate(model.joints):

@@ -75,10 +75,7 @@ class BodyInertia:
     @staticmethod
     def of(inertia) -> BodyInertia:
         """From a :class:`casdyn.model.Inertia` (about the frame origin)."""
-        m = inertia.mass
-        c = inertia.first_moment / m if m > 0 else np.zeros(3)
-        Ic = inertia.rotational - m * (c @ c * np.eye(3) - np.outer(c, c))
-        return BodyInertia(m, c, Ic)
+        return BodyInertia(inertia.mass, inertia.com, inertia.about_com)
 
     def _w_cross_Iw(self, w: SX) -> SX:
         Ic = self.Ic
