@@ -19,14 +19,24 @@ def joint_states(model: Model, q: SX) -> list[JointState]:
     return [JointState.at(joint, q[i]) for i, joint in enumerate(model.joints)]
 
 
-def chain_pose(model: Model, states: list[JointState], joint: int, ancestor: int = -1) -> Transform:
-    """Pose of ``joint``'s frame in ``ancestor``'s frame (-1: the base); ``ancestor`` must
-    lie on the path from ``joint`` to the base."""
-    pose = Transform(SX.eye(3), SX.zeros(3, 1))
+def chain_poses(
+    model: Model, states: list[JointState], joint: int, ancestor: int = -1
+) -> list[tuple[int, Transform]]:
+    """``(j, pose of j's frame in ancestor's frame)`` for the joints below ``ancestor`` (-1:
+    the base) down to ``joint``, top first; ``ancestor`` must lie on ``joint``'s path to the
+    base."""
     path = model.support(joint)
+    pose, chain = Transform.identity(), []
     for j in reversed(path[: path.index(ancestor)] if ancestor >= 0 else path):
         pose = pose.then(states[j].tree).then(states[j].motion)
-    return pose
+        chain.append((j, pose))
+    return chain
+
+
+def chain_pose(model: Model, states: list[JointState], joint: int, ancestor: int = -1) -> Transform:
+    """Pose of ``joint``'s frame in ``ancestor``'s frame (see :func:`chain_poses`)."""
+    chain = chain_poses(model, states, joint, ancestor)
+    return chain[-1][1] if chain else Transform.identity()
 
 
 def base_poses(model: Model, states: list[JointState]) -> list[Transform]:
@@ -42,7 +52,7 @@ def base_poses(model: Model, states: list[JointState]) -> list[Transform]:
 def _body_frame(model: Model, body: int) -> tuple[int, Transform]:
     """The joint a body rides on and its constant pose there (-1 and identity: the base)."""
     if body < 0:
-        return -1, Transform(SX.eye(3), SX.zeros(3, 1))
+        return -1, Transform.identity()
     frame = model.bodies[body]
     return frame.joint, Transform.constant(frame.rotation, frame.translation)
 
@@ -71,12 +81,8 @@ def geometric_jacobian(model: Model, q: SX, body: int) -> SX:
     states = joint_states(model, q)
     joint, offset = _body_frame(model, body)
     J = SX.zeros(6, model.nq)
-    pose = Transform(SX.eye(3), SX.zeros(3, 1))
-    chain = []
-    for j in reversed(model.support(joint)):
-        pose = pose.then(states[j].tree).then(states[j].motion)
-        chain.append((j, pose))
-    origin = pose.then(offset).p
+    chain = chain_poses(model, states, joint)
+    origin = (chain[-1][1] if chain else Transform.identity()).then(offset).p
     for j, frame in chain:
         z = frame.R[:, 2]
         if states[j].revolute:

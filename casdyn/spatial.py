@@ -137,6 +137,10 @@ class Transform:
     p: SX
 
     @staticmethod
+    def identity() -> Transform:
+        return Transform(SX.eye(3), SX.zeros(3, 1))
+
+    @staticmethod
     def constant(rotation, translation) -> Transform:
         return Transform(sym(rotation), sym(np.reshape(translation, (3, 1))))
 
