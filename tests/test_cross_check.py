@@ -31,22 +31,15 @@ def states(robot, seed=1):
         yield q, qd, qdd, tau, fext
 
 
-def test_inverse_dynamics_matches_pinocchio(pair):
+@pytest.mark.parametrize("method", ["inverse_dynamics", "forward_dynamics"])
+def test_dynamics_match_pinocchio_with_and_without_external_forces(pair, method):
+    """(q, qd, qdd) -> tau and (q, qd, tau) -> qdd, with fext and with fext left out."""
     robot, ref = pair
-    for q, qd, qdd, _, fext in states(robot):
-        assert_close(robot.inverse_dynamics(q, qd, qdd, fext),
-                     ref.inverse_dynamics(q, qd, qdd, fext))
-        assert_close(robot.inverse_dynamics(q, qd, qdd),
-                     ref.inverse_dynamics(q, qd, qdd, 0 * fext))
-
-
-def test_forward_dynamics_matches_pinocchio(pair):
-    robot, ref = pair
-    for q, qd, _, tau, fext in states(robot):
-        assert_close(robot.forward_dynamics(q, qd, tau, fext),
-                     ref.forward_dynamics(q, qd, tau, fext))
-        assert_close(robot.forward_dynamics(q, qd, tau),
-                     ref.forward_dynamics(q, qd, tau, 0 * fext))
+    ours, theirs = getattr(robot, method), getattr(ref, method)
+    for q, qd, qdd, tau, fext in states(robot):
+        x = qdd if method == "inverse_dynamics" else tau
+        assert_close(ours(q, qd, x, fext), theirs(q, qd, x, fext))
+        assert_close(ours(q, qd, x), theirs(q, qd, x, 0 * fext))
 
 
 def test_mass_matrix_matches_pinocchio(pair):

@@ -10,21 +10,17 @@ from pinocchio_reference import Reference, aba_derivatives, rnea_derivatives
 import casdyn
 
 
-def test_inverse_dynamics_derivatives_match_pinocchio(urdf_text):
+@pytest.mark.parametrize("method, pinocchio", [
+    ("inverse_dynamics_derivatives", rnea_derivatives),
+    ("forward_dynamics_derivatives", aba_derivatives),
+])
+def test_dynamics_derivatives_match_pinocchio(urdf_text, method, pinocchio):
+    """(d/dq, d/dqd, d/d(qdd or tau)) without external forces."""
     robot = casdyn.load_urdf(urdf_text)
     reference = Reference(urdf_text, robot.joint_names, robot.body_names)
-    q, qd, qdd, _ = random_state(robot)
-    for ours, theirs in zip(robot.inverse_dynamics_derivatives(q, qd, qdd),
-                            rnea_derivatives(reference, q, qd, qdd), strict=True):
-        assert_close(ours, theirs)
-
-
-def test_forward_dynamics_derivatives_match_pinocchio(urdf_text):
-    robot = casdyn.load_urdf(urdf_text)
-    reference = Reference(urdf_text, robot.joint_names, robot.body_names)
-    q, qd, tau, _ = random_state(robot)
-    for ours, theirs in zip(robot.forward_dynamics_derivatives(q, qd, tau),
-                            aba_derivatives(reference, q, qd, tau), strict=True):
+    q, qd, x, _ = random_state(robot)
+    for ours, theirs in zip(getattr(robot, method)(q, qd, x),
+                            pinocchio(reference, q, qd, x), strict=True):
         assert_close(ours, theirs)
 
 
