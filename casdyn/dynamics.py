@@ -12,7 +12,14 @@ import casadi as ca
 
 from .kinematics import base_poses, joint_states
 from .model import Model
-from .spatial import SX, BodyInertia, RigidInertia, articulated_update, cross_motion
+from .spatial import (
+    SX,
+    BodyInertia,
+    FrameMotion,
+    RigidInertia,
+    articulated_update,
+    cross_motion,
+)
 
 
 def gravity_acceleration(model: Model) -> SX:
@@ -23,24 +30,20 @@ def gravity_acceleration(model: Model) -> SX:
 def rnea(model: Model, q: SX, qd: SX, qdd: SX, base_acceleration: SX | None = None) -> SX:
     """Inverse dynamics ``M qdd + C qd + g`` (nv x 1), without external forces.
 
-    ``base_acceleration`` (6 x 1, base frame) defaults to gravity's ``[0; -g]``.
+    ``base_acceleration`` (6 x 1, base frame) defaults to gravity's ``[0; -g]``. The forward
+    pass carries classical accelerations (:class:`casdyn.spatial.FrameMotion`), which need no
+    linear velocities; the body forces and the backward pass are as in the spatial form.
     """
     states = joint_states(model, q)
     a_base = gravity_acceleration(model) if base_acceleration is None else base_acceleration
+    base = FrameMotion(SX.zeros(3, 1), a_base[:3], a_base[3:])
     n = model.nq
-    v: list = [None] * n  # body velocities, body frames
+    motion: list = [None] * n  # body motions, body frames
     f: list = [None] * n  # body forces, body frames
-    a: list = [None] * n  # body accelerations, body frames
     for i in model.order:
-        X, parent = states[i], model.joints[i].parent
-        vJ = X.S(qd[i])
-        if parent < 0:
-            v[i] = vJ
-            a[i] = X.motion_to_child(a_base) + X.S(qdd[i])
-        else:
-            v[i] = X.motion_to_child(v[parent]) + vJ
-            a[i] = X.motion_to_child(a[parent]) + X.S(qdd[i]) + cross_motion(v[i], vJ)
-        f[i] = BodyInertia.of(model.joints[i].inertia).force(a[i], v[i])
+        parent = model.joints[i].parent
+        motion[i] = states[i].propagate(base if parent < 0 else motion[parent], qd[i], qdd[i])
+        f[i] = BodyInertia.of(model.joints[i].inertia).force(motion[i])
     tau = SX.zeros(n, 1)
     for i in reversed(model.order):
         parent = model.joints[i].parent
@@ -68,7 +71,7 @@ def aba(model: Model, q: SX, qd: SX, tau: SX) -> SX:
             v[i] = X.motion_to_child(v[parent]) + vJ
             c[i] = cross_motion(v[i], vJ)
         IA[i] = inertia.articulated()
-        pA[i] = BodyInertia.of(model.joints[i].inertia).force(None, v[i])
+        pA[i] = BodyInertia.of(model.joints[i].inertia).bias_force(v[i])
     U: list = [None] * n
     d: list = [None] * n
     u: list = [None] * n

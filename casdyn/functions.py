@@ -129,10 +129,11 @@ def _build_function(model: Model, name: str, options: dict, cores: _Cores) -> ca
     )
 
 
-# CasADi's common-subexpression pass saves 2-11% on these graphs (measured on the benchmark
-# models) and nothing on the rest, where it would only cost construction time (on the large
-# derivative graphs, seconds).
-_WITH_CSE = {"forward_dynamics", "mass_matrix"}
+# CasADi's common-subexpression pass saves 1-11% on these graphs (measured on the benchmark
+# models; in inverse dynamics it finds the products of angular velocities that U and
+# w x I w share) and nothing on the rest, where it would only cost construction time (on the
+# large derivative graphs, seconds).
+_WITH_CSE = {"inverse_dynamics", "forward_dynamics", "mass_matrix"}
 
 
 def without_fext(full: ca.Function, name: str, options: dict) -> ca.Function:

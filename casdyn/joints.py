@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import casadi as ca
 
 from .model import Joint
-from .spatial import SX, RigidInertia, Transform
+from .spatial import SX, FrameMotion, RigidInertia, Transform
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,24 @@ class JointState:
     def index(self) -> int:
         """The row of the joint's coordinate in a spatial vector."""
         return 2 if self.revolute else 5
+
+    # --- classical motion (RNEA's forward pass) ------------------------------------------
+    def propagate(self, parent: FrameMotion, qd: SX, qdd: SX) -> FrameMotion:
+        """This joint frame's motion from its parent frame's, for joint rate ``qd`` and
+        acceleration ``qdd`` (Luh, Walker & Paul 1980, in the child's axes)."""
+        RT = self.tree.RT
+        w, alpha = ca.mtimes(RT, parent.w), ca.mtimes(RT, parent.alpha)
+        origin = ca.mtimes(RT, parent.point(self.tree.p))
+        if self.revolute:
+            RzT = self.motion.RT
+            w, alpha, origin = ca.mtimes(RzT, w), ca.mtimes(RzT, alpha), ca.mtimes(RzT, origin)
+            # alpha + w x (qd e_z) + qdd e_z
+            return FrameMotion(w + ca.vertcat(0, 0, qd),
+                               alpha + ca.vertcat(w[1] * qd, -w[0] * qd, qdd), origin)
+        # the origin slides by q e_z: its acceleration gains U q e_z, 2 w x (qd e_z), qdd e_z
+        slid = FrameMotion(w, alpha, origin).point(self.motion.p)
+        twice = 2 * qd
+        return FrameMotion(w, alpha, slid + ca.vertcat(w[1] * twice, -w[0] * twice, qdd))
 
     # --- the joint's transform to its parent ---------------------------------------------
     def pose(self) -> Transform:

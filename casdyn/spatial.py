@@ -59,44 +59,98 @@ def skew(p: SX) -> SX:
 
 
 @dataclass(frozen=True)
-class BodyInertia:
-    """A body's constant inertia as mass ``m``, centre of mass ``c`` and rotational inertia
-    ``Ic`` about the centre of mass (NumPy constants), for the body forces of RNEA and ABA.
+class FrameMotion:
+    """The classical (not spatial) motion of a frame, in its own axes: angular velocity
+    ``w``, angular acceleration ``alpha`` and the acceleration ``origin`` of its origin
+    (3x1 each), as in the Newton-Euler recursion of Luh, Walker & Paul (1980). Unlike the
+    spatial form it needs no linear velocities: a point fixed in the frame at ``r``
+    accelerates with ``origin + U r``, ``U = (alpha x) + (w x)(w x)``."""
 
-    About the centre of mass the bias force ``v x* I v`` loses its ``v_c x m v_c = 0`` term,
-    which a graph built at the frame origin computes and cancels only numerically; and a
-    diagonal ``Ic`` gives ``w x Ic w`` in 6 products instead of 12.
+    w: SX
+    alpha: SX
+    origin: SX
+
+    @cached_property
+    def U(self) -> SX:
+        """``(alpha x) + (w x)^2``, entry by entry; entries nobody uses drop out of the graph."""
+        (wx, wy, wz), (ax, ay, az) = ca.vertsplit(self.w), ca.vertsplit(self.alpha)
+        xx, yy, zz, xy, xz, yz = wx * wx, wy * wy, wz * wz, wx * wy, wx * wz, wy * wz
+        return ca.vertcat(
+            ca.horzcat(-(yy + zz), xy - az, xz + ay),
+            ca.horzcat(xy + az, -(xx + zz), yz - ax),
+            ca.horzcat(xz - ay, yz + ax, -(xx + yy)),
+        )
+
+    def point(self, r: SX) -> SX:
+        """The acceleration of the point ``r`` (3x1, frame axes) fixed in the frame."""
+        return self.origin + ca.mtimes(self.U, r)
+
+
+@dataclass(frozen=True)
+class BodyInertia:
+    """A body's constant inertia for the body forces of RNEA and ABA: mass ``m``, first
+    moment ``h = m c`` and rotational inertia ``I`` about the frame origin (NumPy). The
+    mass may be zero with ``h`` nonzero: the remainders of :mod:`casdyn.grouping`.
+
+    With mass the force is formed about the centre of mass, where the bias force loses its
+    ``v_c x m v_c = 0`` term (which a graph built at the origin would compute and cancel only
+    numerically) and a diagonal ``Ic`` gives ``w x Ic w`` in 6 products instead of 12.
     """
 
     m: float
-    c: np.ndarray
-    Ic: np.ndarray
+    h: np.ndarray
+    I: np.ndarray  # noqa: E741  (Featherstone's symbol)
 
     @staticmethod
     def of(inertia) -> BodyInertia:
         """From a :class:`casdyn.model.Inertia` (about the frame origin)."""
-        return BodyInertia(inertia.mass, inertia.com, inertia.about_com)
+        return BodyInertia(inertia.mass, inertia.first_moment, inertia.rotational)
 
-    def _w_cross_Iw(self, w: SX) -> SX:
-        Ic = self.Ic
-        if np.count_nonzero(Ic - np.diag(np.diag(Ic))) == 0:
-            i0, i1, i2 = np.diag(Ic)
+    @property
+    def c(self) -> np.ndarray:
+        """The centre of mass (the origin when massless)."""
+        return self.h / self.m if self.m > 0 else np.zeros(3)
+
+    @property
+    def Ic(self) -> np.ndarray:
+        """The rotational inertia about the centre of mass."""
+        c = self.c
+        return self.I - self.m * (c @ c * np.eye(3) - np.outer(c, c))
+
+    @staticmethod
+    def _w_cross_Iw(inertia: np.ndarray, w: SX) -> SX:
+        """``w x (inertia w)``; 6 products for a diagonal ``inertia``."""
+        if np.count_nonzero(inertia - np.diag(np.diag(inertia))) == 0:
+            i0, i1, i2 = np.diag(inertia)
             return ca.vertcat((i2 - i1) * (w[1] * w[2]), (i0 - i2) * (w[2] * w[0]),
                               (i1 - i0) * (w[0] * w[1]))
-        return ca.cross(w, ca.mtimes(SX(Ic), w))
+        return ca.cross(w, ca.mtimes(SX(inertia), w))
 
-    def force(self, a: SX | None, v: SX) -> SX:
-        """``I a + v x* I v`` (``a`` None: the bias ``v x* I v`` alone), about the frame
-        origin in the body frame; ``a`` and ``v`` are spatial, at the frame origin."""
+    def force(self, motion: FrameMotion) -> SX:
+        """The force ``[n; f]`` (about the frame origin, frame axes) that gives the body
+        ``motion``: ``f = m a_o + U h``, ``n = I alpha + w x I w + h x a_o``."""
+        w, alpha = motion.w, motion.alpha
+        if self.m > 0:
+            c, Ic = self.c, self.Ic
+            linear = self.m * motion.point(SX(c.reshape(3, 1)))
+            angular = ca.mtimes(SX(Ic), alpha) + self._w_cross_Iw(Ic, w)
+            return ca.vertcat(angular + ca.cross(SX(c.reshape(3, 1)), linear), linear)
+        h = SX(self.h.reshape(3, 1))
+        angular = ca.mtimes(SX(self.I), alpha) + self._w_cross_Iw(self.I, w)
+        return ca.vertcat(angular + ca.cross(h, motion.origin), ca.mtimes(motion.U, h))
+
+    def bias_force(self, v: SX) -> SX:
+        """``v x* I v`` for a spatial velocity ``v = [w; u]`` (ABA's bias force): the force
+        for ``alpha = 0`` and origin acceleration ``w x u``, with ``U h = w x (w x h)``
+        formed as cross products (cheaper here than through ``U``)."""
         w, u = v[:3], v[3:]
-        c = SX(self.c.reshape(3, 1))
-        accel = ca.cross(w, u + ca.cross(w, c))  # w x v_c, v_c the COM velocity
-        angular = self._w_cross_Iw(w)
-        if a is not None:
-            accel = accel + a[3:] + ca.cross(a[:3], c)
-            angular = angular + ca.mtimes(SX(self.Ic), a[:3])
-        linear = self.m * accel
-        return ca.vertcat(angular + ca.cross(c, linear), linear)
+        if self.m > 0:
+            c = SX(self.c.reshape(3, 1))
+            linear = self.m * ca.cross(w, u + ca.cross(w, c))  # m (w x u + U c)
+            return ca.vertcat(self._w_cross_Iw(self.Ic, w) + ca.cross(c, linear), linear)
+        h = SX(self.h.reshape(3, 1))
+        return ca.vertcat(self._w_cross_Iw(self.I, w) + ca.cross(h, ca.cross(w, u)),
+                          ca.cross(w, ca.cross(w, h)))
 
 
 @dataclass(frozen=True)

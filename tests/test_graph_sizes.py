@@ -12,11 +12,11 @@ import pytest
 import casdyn
 
 CEILINGS = {
-    "kuka_iiwa14": {"ID": 988, "ID_nofext": 700, "FD": 1604, "FD_nofext": 1326, "M": 442},
-    "planar_2link": {"ID": 66, "ID_nofext": 46, "FD": 76, "FD_nofext": 56, "M": 17},
-    "scara": {"ID": 173, "ID_nofext": 116, "FD": 176, "FD_nofext": 121, "M": 50},
-    "torso_two_arms": {"ID": 1029, "ID_nofext": 685, "FD": 1597, "FD_nofext": 1265, "M": 388},
-    "ur5e": {"ID": 886, "ID_nofext": 590, "FD": 1533, "FD_nofext": 1249, "M": 418},
+    "kuka_iiwa14": {"ID": 889, "ID_nofext": 611, "FD": 1604, "FD_nofext": 1326, "M": 442},
+    "planar_2link": {"ID": 62, "ID_nofext": 42, "FD": 76, "FD_nofext": 56, "M": 17},
+    "scara": {"ID": 147, "ID_nofext": 92, "FD": 176, "FD_nofext": 121, "M": 50},
+    "torso_two_arms": {"ID": 897, "ID_nofext": 565, "FD": 1597, "FD_nofext": 1265, "M": 388},
+    "ur5e": {"ID": 796, "ID_nofext": 510, "FD": 1533, "FD_nofext": 1249, "M": 418},
 }
 FUNCTIONS = {"ID": ("inverse_dynamics", {}), "ID_nofext": ("inverse_dynamics", {"fext": False}),
              "FD": ("forward_dynamics", {}), "FD_nofext": ("forward_dynamics", {"fext": False}),
