@@ -15,6 +15,7 @@ import casadi as ca
 
 from . import dynamics, kinematics
 from .errors import InputError, ModelError, unknown_name
+from .grouping import grouped
 from .model import Model
 from .spatial import SX
 
@@ -39,12 +40,14 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, object]]
 FUNCTION_NAMES = tuple(SIGNATURES)
 
 class _Cores:
-    """RNEA as an SX Function of (q, qd, qdd, base acceleration), built once per model and
-    inlined (by calling it on SX arguments, where CasADi drops whatever constant zeros make
-    vanish) into inverse dynamics, the velocity product and the gravity torque."""
+    """What the joint-space dynamics functions share: the model with grouped inertias
+    (:mod:`casdyn.grouping`; same dynamics, sparser constants), and RNEA on it as an SX
+    Function of (q, qd, qdd, base acceleration), built once and inlined (by calling it on SX
+    arguments, where CasADi drops whatever constant zeros make vanish) into inverse
+    dynamics, the velocity product and the gravity torque."""
 
     def __init__(self, model: Model):
-        self.model = model
+        self.model = grouped(model)
 
     @cached_property
     def rnea(self) -> ca.Function:
@@ -162,7 +165,7 @@ def _forward_dynamics(model: Model, s: dict, options: dict, cores: _Cores) -> li
             "no mass or inertia, so the mass matrix is singular"
         )
     tau = s["tau"] + dynamics.external_torque(model, s["q"], s["fext"])
-    return [dynamics.aba(model, s["q"], s["qd"], tau)]
+    return [dynamics.aba(cores.model, s["q"], s["qd"], tau)]
 
 
 def _derivatives(dynamics_builder, third: str):
@@ -212,7 +215,7 @@ def _external_force(model: Model, s: dict, options: dict, cores: _Cores) -> list
 _BUILDERS = {
     "inverse_dynamics": _inverse_dynamics,
     "forward_dynamics": _forward_dynamics,
-    "mass_matrix": lambda model, s, options, cores: [dynamics.crba(model, s["q"])],
+    "mass_matrix": lambda model, s, options, cores: [dynamics.crba(cores.model, s["q"])],
     "velocity_product": _velocity_product,
     "gravity_torque": _gravity_torque,
     "geometric_jacobian": _geometric_jacobian,

@@ -12,11 +12,11 @@ import pytest
 import casdyn
 
 CEILINGS = {
-    "kuka_iiwa14": {"ID": 889, "ID_nofext": 611, "FD": 1604, "FD_nofext": 1326, "M": 442},
-    "planar_2link": {"ID": 62, "ID_nofext": 42, "FD": 76, "FD_nofext": 56, "M": 17},
-    "scara": {"ID": 147, "ID_nofext": 92, "FD": 176, "FD_nofext": 121, "M": 50},
-    "torso_two_arms": {"ID": 897, "ID_nofext": 565, "FD": 1597, "FD_nofext": 1265, "M": 388},
-    "ur5e": {"ID": 796, "ID_nofext": 510, "FD": 1533, "FD_nofext": 1249, "M": 418},
+    "kuka_iiwa14": {"ID": 798, "ID_nofext": 519, "FD": 1474, "FD_nofext": 1195, "M": 387},
+    "planar_2link": {"ID": 50, "ID_nofext": 30, "FD": 66, "FD_nofext": 46, "M": 15},
+    "scara": {"ID": 113, "ID_nofext": 58, "FD": 138, "FD_nofext": 83, "M": 49},
+    "torso_two_arms": {"ID": 807, "ID_nofext": 474, "FD": 1466, "FD_nofext": 1133, "M": 363},
+    "ur5e": {"ID": 755, "ID_nofext": 467, "FD": 1451, "FD_nofext": 1165, "M": 401},
 }
 FUNCTIONS = {"ID": ("inverse_dynamics", {}), "ID_nofext": ("inverse_dynamics", {"fext": False}),
              "FD": ("forward_dynamics", {}), "FD_nofext": ("forward_dynamics", {"fext": False}),
