@@ -27,8 +27,13 @@ class NumericEvaluator:
         sizes = [function.nnz_in(i) for i in range(function.n_in())]
         self.input_names: tuple[str, ...] = tuple(function.name_in())
         self._inputs = np.zeros(sum(sizes))
-        # x @ 1 is finite when every x is (a huge sum may overflow to inf: a false alarm only)
+        # the sum is finite when every input is (a huge sum may overflow: a false alarm only);
+        # Python's sum over a memoryview is the cheapest for a few dozen numbers, a dot
+        # product beyond (measured: 0.5 vs 0.9 us for 18 numbers)
         self._ones = np.ones(sum(sizes))
+        self._flat = memoryview(self._inputs)
+        self._sum = (lambda: sum(self._flat)) if sum(sizes) <= 64 else (
+            lambda: self._inputs.dot(self._ones))
         self.input_views: list[np.ndarray] = []
         start = 0
         for i, size in enumerate(sizes):
@@ -50,13 +55,16 @@ class NumericEvaluator:
                 row, col = sparsity.get_triplet()
                 scatter = (np.asarray(row), np.asarray(col))
             self._outputs.append((nonzeros, (rows, cols), scatter))
+        # (name, view, shape) per input, for the caller's loop
+        self.inputs = [(name, view, view.shape)
+                       for name, view in zip(self.input_names, self.input_views, strict=True)]
         only = self._outputs[0] if len(self._outputs) == 1 else None
         # the common case, one dense vector out, returns a copy of its buffer directly
         self._single_vector = only[0] if only and only[1][1] == 1 and only[2] is None else None
 
     def inputs_finite(self) -> bool:
         """True if every input is finite; False may also mean a sum that overflowed."""
-        return math.isfinite(self._inputs @ self._ones)
+        return math.isfinite(self._sum())
 
     def evaluate(self):
         """Evaluate on the current contents of ``input_views``: a fresh array for a single

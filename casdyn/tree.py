@@ -334,18 +334,18 @@ class RigidBodyTree:
         """The buffer path for float arrays or lists of exactly the expected shapes; None for
         anything else (DM, symbols, batches, other shapes, non-finite values), which then
         takes the checked path and gets its precise error message there."""
-        for view, input_name in zip(evaluator.input_views, evaluator.input_names, strict=True):
+        for input_name, view, shape in evaluator.inputs:
             value = values.get(input_name)
             if value is None:
                 view[...] = self._default(input_name)
-            elif type(value) is np.ndarray and value.shape == view.shape:
+            elif type(value) is np.ndarray and value.shape == shape:
                 view[...] = value
             elif isinstance(value, list | tuple):
                 try:
                     value = np.asarray(value, dtype=float)
                 except (TypeError, ValueError):
                     return None
-                if value.shape != view.shape:
+                if value.shape != shape:
                     return None
                 view[...] = value
             else:

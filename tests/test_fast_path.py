@@ -63,6 +63,19 @@ def test_compiled_evaluation_equals_sx_and_symbolic_calls_stay_sx(cache):
         robot.inverse_dynamics(q, np.full(7, np.nan))
 
 
+@pytest.mark.parametrize("with_fext", [False, True])  # 27 numbers in (summed) / 99 (dot product)
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_fast_path_sends_non_finite_inputs_to_the_checked_path(with_fext, value):
+    robot = casdyn.load_robot("torso_two_arms")
+    q, qd, x, fext = random_state(robot)
+    arguments = {"q": q, "qd": qd, "qdd": x, "fext": fext if with_fext else None}
+    for name in ("q", "qd", "qdd", *(("fext",) if with_fext else ())):
+        bad = np.array(arguments[name], dtype=float)
+        bad.flat[-1] = value
+        with pytest.raises(InputError, match=f"{name} must be finite"):
+            robot.inverse_dynamics(**{**arguments, name: bad})
+
+
 def test_compiled_library_is_cached_and_reused(cache, monkeypatch):
     casdyn.load_robot("planar_2link").compile(["gravity_torque"])
     assert len(list(cache.glob("libcasdyn_planar_2link_*"))) == 1
