@@ -12,11 +12,11 @@ import pytest
 import casdyn
 
 CEILINGS = {
-    "kuka_iiwa14": {"ID": 798, "ID_nofext": 519, "FD": 1474, "FD_nofext": 1195, "M": 387},
+    "kuka_iiwa14": {"ID": 778, "ID_nofext": 505, "FD": 1428, "FD_nofext": 1155, "M": 371},
     "planar_2link": {"ID": 50, "ID_nofext": 30, "FD": 66, "FD_nofext": 46, "M": 15},
     "scara": {"ID": 113, "ID_nofext": 58, "FD": 138, "FD_nofext": 83, "M": 49},
     "torso_two_arms": {"ID": 807, "ID_nofext": 474, "FD": 1466, "FD_nofext": 1133, "M": 363},
-    "ur5e": {"ID": 755, "ID_nofext": 467, "FD": 1451, "FD_nofext": 1165, "M": 401},
+    "ur5e": {"ID": 730, "ID_nofext": 448, "FD": 1390, "FD_nofext": 1110, "M": 365},
 }
 FUNCTIONS = {"ID": ("inverse_dynamics", {}), "ID_nofext": ("inverse_dynamics", {"fext": False}),
              "FD": ("forward_dynamics", {}), "FD_nofext": ("forward_dynamics", {"fext": False}),
