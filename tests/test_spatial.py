@@ -1,0 +1,63 @@
+"""The body-force formulas of casdyn.spatial against Featherstone's spatial form, in NumPy.
+
+RNEA's classical forward pass and the grouped (massless) bodies rely on these identities; the
+reference here is the textbook ``f = I a + v x* I v`` with the 6x6 inertia (RBDA eq. 2.63).
+"""
+
+from __future__ import annotations
+
+import casadi as ca
+import numpy as np
+import pytest
+from conftest import assert_close
+
+from casdyn.spatial import BodyInertia, FrameMotion
+
+
+def _skew(x):
+    return np.array([[0, -x[2], x[1]], [x[2], 0, -x[0]], [-x[1], x[0], 0]])
+
+
+def _spatial_inertia(m, h, I):  # noqa: E741
+    return np.block([[I, _skew(h)], [_skew(h).T, m * np.eye(3)]])
+
+
+def _cross_force(v):
+    """``v x*``: the 6x6 force cross product."""
+    w, u = v[:3], v[3:]
+    return np.block([[_skew(w), _skew(u)], [np.zeros((3, 3)), _skew(w)]])
+
+
+def _evaluate(expression) -> np.ndarray:
+    return np.array(ca.evalf(expression)).ravel()
+
+
+def _bodies(rng):
+    """A body with mass, and a massless one with a first moment (a grouped remainder)."""
+    A = rng.normal(size=(3, 3))
+    I = A @ A.T + np.eye(3)  # noqa: E741
+    h = rng.normal(size=3)
+    return [BodyInertia(2.5, h, I), BodyInertia(0.0, np.array([h[0], h[1], 0.0]), I)]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_point_acceleration_is_alpha_cross_r_plus_centripetal(seed):
+    rng = np.random.default_rng(seed)
+    w, alpha, origin, r = rng.normal(size=(4, 3))
+    motion = FrameMotion(ca.SX(w), ca.SX(alpha), ca.SX(origin))
+    expected = origin + np.cross(alpha, r) + np.cross(w, np.cross(w, r))
+    assert_close(_evaluate(motion.point(ca.SX(r))), expected)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_force_of_classical_motion_is_the_spatial_equation_of_motion(seed):
+    rng = np.random.default_rng(seed)
+    v, a = rng.normal(size=(2, 6))
+    w, u = v[:3], v[3:]
+    # the classical acceleration of the origin is the spatial one plus w x u
+    motion = FrameMotion(ca.SX(w), ca.SX(a[:3]), ca.SX(a[3:] + np.cross(w, u)))
+    for body in _bodies(rng):
+        inertia = _spatial_inertia(body.m, body.h, body.I)
+        expected = inertia @ a + _cross_force(v) @ inertia @ v
+        assert_close(_evaluate(body.force(motion)), expected)
+        assert_close(_evaluate(body.bias_force(ca.SX(v))), _cross_force(v) @ inertia @ v)
