@@ -79,7 +79,7 @@ class FunctionCache:
             if options.get("fext") is False:
                 # the variant without fext: the full function with fext = 0, inlined
                 full = self._get((name, *sorted({**options, "fext": True}.items())))
-                self._functions[key] = without_fext(full, name, options)
+                self._functions[key] = without_fext(full, name, options, self.model)
             else:
                 self._functions[key] = _build_function(self.model, name, options, self._cores)
         return self._functions[key]
@@ -128,18 +128,22 @@ def _build_function(model: Model, name: str, options: dict, cores: _Cores) -> ca
         outputs,
         inputs,
         list(SIGNATURES[name][1]),
-        {"cse": name in _WITH_CSE},
+        {"cse": _with_cse(model, name)},
     )
 
 
 # CasADi's common-subexpression pass saves 1-11% on these graphs (measured on the benchmark
 # models; in inverse dynamics it finds the products of angular velocities that U and
 # w x I w share) and nothing on the rest, where it would only cost construction time (on the
-# large derivative graphs, seconds).
-_WITH_CSE = {"inverse_dynamics", "forward_dynamics", "mass_matrix"}
+# large derivative graphs, seconds). Nor on the mass matrix of deep trees, built in the base
+# frame: 15 of 24,868 instructions on the 48-link benchmark chain, for 0.11 s.
+def _with_cse(model: Model, name: str) -> bool:
+    if name == "mass_matrix":
+        return not dynamics.crba_in_base_frame(model)
+    return name in ("inverse_dynamics", "forward_dynamics")
 
 
-def without_fext(full: ca.Function, name: str, options: dict) -> ca.Function:
+def without_fext(full: ca.Function, name: str, options: dict, model: Model) -> ca.Function:
     """``full`` (the Function ``name`` with an ``fext`` input) with ``fext`` fixed at zero:
     the external-force part of the graph simplifies away as CasADi inlines the call."""
     inputs = [full.sx_in(i) for i in range(full.n_in()) if full.name_in(i) != "fext"]
@@ -148,7 +152,7 @@ def without_fext(full: ca.Function, name: str, options: dict) -> ca.Function:
     names = [n for n in full.name_in() if n != "fext"]
     return ca.Function(
         _function_name(name, options), inputs, full.call(arguments), names, full.name_out(),
-        {"cse": name in _WITH_CSE},
+        {"cse": _with_cse(model, name)},
     )
 
 
