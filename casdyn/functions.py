@@ -191,8 +191,8 @@ def _forward_dynamics_derivatives(model: Model, s: dict, options: dict,
     "Analytical derivatives of rigid body dynamics algorithms", RSS 2018): differentiating
     ``ID(q, qd, FD(q, qd, tau)) = tau`` gives ``d qdd/dq = -M^-1 d ID/dq`` and
     ``d qdd/dqd = -M^-1 d ID/dqd`` at ``qdd = FD(...)``, and ``d qdd/dtau = M^-1``. The
-    graphs come out about a third smaller than AD through ABA (measured: UR5e 5,085 vs
-    7,504 instructions, 12-link chain 50,997 vs 81,007)."""
+    graphs come out about a third smaller than AD through ABA (measured, without fext: UR5e
+    5,092 vs 7,776 instructions, 12-link benchmark chain 51,983 vs 82,892)."""
     (qdd,) = _forward_dynamics(model, s, options, cores)
     M_inv = ca.jacobian(qdd, s["tau"])
     at = {**s, "qdd": SX.sym("at_qdd", model.nq)}  # ID at a free qdd, then qdd = FD(...)
