@@ -1,15 +1,20 @@
 // Side-by-side timing of casdyn's generated C and Pinocchio's C++ in one process.
 //
-// usage: native MODEL.bin LIBRARY.so ROUNDS CALLS
+// usage: native MODEL.bin LIBRARY.so ROUNDS CALLS [derivatives]
 // MODEL.bin: a Pinocchio model saved with Model.saveToBinary (built from the same URDF);
 // LIBRARY.so: casdyn's export of inverse_dynamics_nofext, forward_dynamics_nofext and
-// mass_matrix. Both evaluate the same 16 random states, in interleaved rounds; the output is
-// one line per quantity: name, casdyn median ns/call, Pinocchio median ns/call, max |diff|.
+// mass_matrix, and with "derivatives" also inverse_dynamics_derivatives_nofext and
+// forward_dynamics_derivatives_nofext (against computeRNEADerivatives and
+// computeABADerivatives). Both evaluate the same 16 random states, in interleaved rounds; the
+// output is one line per quantity: name, casdyn median ns/call, Pinocchio median ns/call,
+// max |diff|.
 #include <pinocchio/multibody.hpp>
 #include <pinocchio/serialization.hpp>
+#include <pinocchio/algorithm/aba-derivatives.hpp>
 #include <pinocchio/algorithm/aba.hpp>
 #include <pinocchio/algorithm/crba.hpp>
 #include <pinocchio/algorithm/joint-configuration.hpp>
+#include <pinocchio/algorithm/rnea-derivatives.hpp>
 #include <pinocchio/algorithm/rnea.hpp>
 
 #include <dlfcn.h>
@@ -39,9 +44,23 @@ struct Generated {  // one CasADi function from the shared library, with its wor
     work(&n_arg, &n_res, &n_iw, &n_w);
     arg.resize(n_arg); res.resize(n_res); iw.resize(n_iw); w.resize(n_w);
   }
-  void operator()(std::initializer_list<const double*> in, double* out) {
+  // output i as a dense column-major matrix (CasADi stores only the structural nonzeros)
+  std::vector<double> dense(void* lib, const std::string& name, int i, const double* nz) const {
+    using Pattern = const casadi_int* (*)(casadi_int);
+    auto pattern = reinterpret_cast<Pattern>(dlsym(lib, (name + "_sparsity_out").c_str()));
+    // nrow, ncol, then 1 for a dense matrix, else colind[ncol + 1] (starting with 0), row[nnz]
+    const casadi_int* sp = pattern(i);
+    const casadi_int nrow = sp[0], ncol = sp[1], *colind = sp + 2, *row = sp + 3 + ncol;
+    if (sp[2] == 1) return std::vector<double>(nz, nz + nrow * ncol);
+    std::vector<double> out(nrow * ncol, 0.0);
+    for (casadi_int j = 0; j < ncol; ++j)
+      for (casadi_int k = colind[j]; k < colind[j + 1]; ++k) out[row[k] + j * nrow] = nz[k];
+    return out;
+  }
+  void operator()(std::initializer_list<const double*> in, double* out) { (*this)(in, {out}); }
+  void operator()(std::initializer_list<const double*> in, std::initializer_list<double*> out) {
     std::copy(in.begin(), in.end(), arg.begin());
-    res[0] = out;
+    std::copy(out.begin(), out.end(), res.begin());
     eval(arg.data(), res.data(), iw.data(), w.data(), 0);
   }
 };
@@ -59,8 +78,56 @@ static double time_calls(int calls, const std::function<void(int)>& body) {
   return std::chrono::duration<double, std::nano>(stop - start).count() / calls;
 }
 
+// max |a - b| over n x n column-major a and Eigen b (symmetric: b's upper triangle only)
+static double matrix_diff(const double* a, const Eigen::MatrixXd& b, bool symmetric) {
+  double d = 0;
+  for (int j = 0; j < b.cols(); ++j)
+    for (int i = 0; i < b.rows(); ++i) {
+      double bij = symmetric && i > j ? b(j, i) : b(i, j);
+      d = std::max(d, std::abs(a[i + j * b.rows()] - bij));
+    }
+  return d;
+}
+
+static void time_derivatives(const pinocchio::Model& model, pinocchio::Data& data, void* lib,
+                             const std::vector<Eigen::VectorXd>& q,
+                             const std::vector<Eigen::VectorXd>& v,
+                             const std::vector<Eigen::VectorXd>& a, int rounds, int calls) {
+  const int n = model.nv;
+  Generated did(lib, "inverse_dynamics_derivatives_nofext"),
+      dfd(lib, "forward_dynamics_derivatives_nofext");
+  std::vector<double> o1(n * n), o2(n * n), o3(n * n);
+  volatile double sink = 0;
+  double diff[2] = {0, 0};
+  const std::string id_name = "inverse_dynamics_derivatives_nofext",
+                    fd_name = "forward_dynamics_derivatives_nofext";
+  did({q[0].data(), v[0].data(), a[0].data()}, {o1.data(), o2.data(), o3.data()});
+  pinocchio::computeRNEADerivatives(model, data, q[0], v[0], a[0]);
+  diff[0] = std::max({matrix_diff(did.dense(lib, id_name, 0, o1.data()).data(), data.dtau_dq, false),
+                      matrix_diff(did.dense(lib, id_name, 1, o2.data()).data(), data.dtau_dv, false),
+                      matrix_diff(did.dense(lib, id_name, 2, o3.data()).data(), data.M, true)});
+  dfd({q[0].data(), v[0].data(), a[0].data()}, {o1.data(), o2.data(), o3.data()});
+  pinocchio::computeABADerivatives(model, data, q[0], v[0], a[0]);
+  diff[1] = std::max({matrix_diff(dfd.dense(lib, fd_name, 0, o1.data()).data(), data.ddq_dq, false),
+                      matrix_diff(dfd.dense(lib, fd_name, 1, o2.data()).data(), data.ddq_dv, false),
+                      matrix_diff(dfd.dense(lib, fd_name, 2, o3.data()).data(), data.Minv, true)});
+  std::vector<double> t[4];
+  for (int r = 0; r < rounds; ++r) {
+    t[0].push_back(time_calls(calls, [&](int k) { did({q[k].data(), v[k].data(), a[k].data()}, {o1.data(), o2.data(), o3.data()}); sink = sink + o1[0]; }));
+    t[1].push_back(time_calls(calls, [&](int k) { pinocchio::computeRNEADerivatives(model, data, q[k], v[k], a[k]); sink = sink + data.dtau_dq(0, 0); }));
+    t[2].push_back(time_calls(calls, [&](int k) { dfd({q[k].data(), v[k].data(), a[k].data()}, {o1.data(), o2.data(), o3.data()}); sink = sink + o1[0]; }));
+    t[3].push_back(time_calls(calls, [&](int k) { pinocchio::computeABADerivatives(model, data, q[k], v[k], a[k]); sink = sink + data.ddq_dq(0, 0); }));
+  }
+  std::printf("dID %.2f %.2f %.3g\n", median(t[0]), median(t[1]), diff[0]);
+  std::printf("dFD %.2f %.2f %.3g\n", median(t[2]), median(t[3]), diff[1]);
+}
+
 int main(int argc, char** argv) {
-  if (argc != 5) { std::fprintf(stderr, "usage: native MODEL.bin LIBRARY.so ROUNDS CALLS\n"); return 2; }
+  if (argc != 5 && argc != 6) {
+    std::fprintf(stderr, "usage: native MODEL.bin LIBRARY.so ROUNDS CALLS [derivatives]\n");
+    return 2;
+  }
+  const bool derivatives = argc == 6;
   pinocchio::Model model;
   model.loadFromBinary(argv[1]);
   pinocchio::Data data(model);
@@ -89,8 +156,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < n; ++i) diff[1] = std::max(diff[1], std::abs(out[i] - data.ddq[i]));
   mm({q[0].data()}, out.data());
   pinocchio::crba(model, data, q[0]);
-  for (int i = 0; i < n; ++i)
-    for (int j = i; j < n; ++j) diff[2] = std::max(diff[2], std::abs(out[i + j * n] - data.M(i, j)));
+  diff[2] = matrix_diff(mm.dense(lib, "mass_matrix", 0, out.data()).data(), data.M, true);
 
   std::vector<double> t[6];
   for (int r = 0; r < rounds; ++r) {
@@ -104,5 +170,6 @@ int main(int argc, char** argv) {
   const char* names[3] = {"ID", "FD", "M"};
   for (int k = 0; k < 3; ++k)
     std::printf("%s %.2f %.2f %.3g\n", names[k], median(t[2 * k]), median(t[2 * k + 1]), diff[k]);
+  if (derivatives) time_derivatives(model, data, lib, q, v, a, rounds, calls);
   return 0;
 }

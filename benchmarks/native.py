@@ -15,6 +15,8 @@ DEFINES = ["-DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS", "-DBOOST_MPL_LIMIT_LIST_SI
            "-DBOOST_MPL_LIMIT_VECTOR_SIZE=30", "-DBOOST_FUSION_INVOKE_MAX_ARITY=12"]
 FUNCTIONS = [("inverse_dynamics", {"fext": False}), ("forward_dynamics", {"fext": False}),
              "mass_matrix"]
+DERIVATIVES = [("inverse_dynamics_derivatives", {"fext": False}),
+               ("forward_dynamics_derivatives", {"fext": False})]
 
 
 def _prefix() -> Path:
@@ -41,18 +43,22 @@ def harness() -> Path:
     return exe
 
 
-def run(name: str, urdf: str, rounds: int = 15, calls: int = 2000) -> dict[str, tuple]:
-    """{quantity: (casdyn ns, Pinocchio ns, max |difference|)} for one model."""
+def run(name: str, urdf: str, rounds: int = 15, calls: int = 2000,
+        derivatives: bool = False) -> dict[str, tuple]:
+    """{quantity: (casdyn ns, Pinocchio ns, max |difference|)} for one model; with
+    ``derivatives`` also dID and dFD (their C takes long to compile for long chains)."""
     import pinocchio as pin
 
     exe = harness()
     directory = BUILD / name
     robot = casdyn.load_urdf(urdf)
-    robot.export_c(directory, FUNCTIONS, flags=("-O3", "-march=native", "-fPIC", "-shared"))
+    functions = FUNCTIONS + (DERIVATIVES if derivatives else [])
+    robot.export_c(directory, functions, flags=("-O3", "-march=native", "-fPIC", "-shared"))
     pin.buildModelFromXML(urdf).saveToBinary(str(directory / "model.bin"))
     library = next(directory.glob("libcasdyn_*.so"))
-    output = subprocess.run([str(exe), str(directory / "model.bin"), str(library), str(rounds),
-                             str(calls)], check=True, capture_output=True, text=True).stdout
+    command = [str(exe), str(directory / "model.bin"), str(library), str(rounds), str(calls)]
+    output = subprocess.run(command + (["derivatives"] if derivatives else []), check=True,
+                            capture_output=True, text=True).stdout
     results = {}
     for line in output.splitlines():
         quantity, ours, theirs, diff = line.split()

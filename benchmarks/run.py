@@ -3,8 +3,9 @@
     pip install ".[bench]" && python benchmarks/run.py [--quick]
 
 Prints the tables and writes them, with the machine and versions, to benchmarks/RESULTS.md:
-graph sizes (n_instructions) against urdf2casadi and adam; compiled speed against
-Pinocchio's C++ in one process (benchmarks/native.cpp); Python-call latency and batches
+graph sizes (n_instructions) against urdf2casadi and adam; compiled speed of the dynamics and
+of their derivatives against Pinocchio's C++ in one process (benchmarks/native.cpp);
+Python-call latency and batches
 against Pinocchio from Python and the CasADi peers; scaling over random chains.
 """
 
@@ -83,15 +84,21 @@ def agreement(bench_models, with_adam_up_to: int) -> str:
     return table(["model", "urdf2casadi vs casdyn", "adam vs casdyn (g = 9.80665)"], rows)
 
 
-def compiled_speed(bench_models, rounds: int, calls: int) -> tuple[str, dict]:
-    rows, results = [], {}
+# derivatives are timed up to 12 links: the C of longer chains' derivative graphs (250,000+
+# instructions) takes gcc many minutes at -O3
+WITH_DERIVATIVES = ("UR5", "UR5e", "Panda-like", "chain6", "chain12")
+
+
+def compiled_speed(bench_models, rounds: int, calls: int) -> tuple[str, str, dict]:
+    """(table of ID, FD, M; table of their derivatives; raw results)."""
+    rows, derivative_rows, results = [], [], {}
     for name, (urdf, _, _) in bench_models.items():
-        results[name] = native.run(name, urdf, rounds, calls)
+        results[name] = native.run(name, urdf, rounds, calls, name in WITH_DERIVATIVES)
         for k, (ours, theirs, diff) in results[name].items():
-            rows.append([name, k, f"{ours:.0f}", f"{theirs:.0f}", f"{ours / theirs:.2f}",
-                         f"{diff:.0e}"])
-    return table(["model", "fn", "casdyn C [ns]", "Pinocchio C++ [ns]", "ratio",
-                  "max |diff|"], rows), results
+            row = [name, k, f"{ours:.0f}", f"{theirs:.0f}", f"{ours / theirs:.2f}", f"{diff:.0e}"]
+            (derivative_rows if k.startswith("d") else rows).append(row)
+    header = ["model", "fn", "casdyn C [ns]", "Pinocchio C++ [ns]", "ratio", "max |diff|"]
+    return table(header, rows), table(header, derivative_rows), results
 
 
 def python_latency(urdf: str, root: str, tip: str) -> str:
@@ -221,10 +228,12 @@ def main() -> None:
     sections = [("Graph sizes (SX n_instructions, fixed base)", graph_sizes(bench_models, 24)),
                 ("Peer agreement (max relative difference of ID, FD, M at a random state)",
                  agreement(bench_models, 24))]
-    speed, results = compiled_speed(bench_models, rounds, calls)
+    speed, derivative_speed, results = compiled_speed(bench_models, rounds, calls)
     sections += [
         ("Compiled speed: casdyn's C (-O3 -march=native) vs Pinocchio's C++, one process",
          speed),
+        ("Compiled derivatives: d(ID)/d(q, qd, qdd) and d(FD)/d(q, qd, tau) vs Pinocchio's "
+         "computeRNEADerivatives and computeABADerivatives", derivative_speed),
         ("Python call latency", python_latency(*ur5e)),
         ("Batch evaluation", batches(ur5e[0])),
         ("Scaling over random chains (compiled, per call; exponent of a log-log fit)",
