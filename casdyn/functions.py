@@ -39,6 +39,7 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, object]]
 }
 FUNCTION_NAMES = tuple(SIGNATURES)
 
+
 class _Cores:
     """What the joint-space dynamics functions share: the model with grouped inertias
     (:mod:`casdyn.grouping`; same dynamics, sparser constants), and RNEA on it as an SX
