@@ -45,7 +45,7 @@ def rnea(model: Model, q: SX, qd: SX, qdd: SX, base_acceleration: SX | None = No
     for i in model.order:
         parent = model.joints[i].parent
         motion[i] = states[i].propagate(base if parent < 0 else motion[parent], qd[i], qdd[i])
-        f[i] = BodyInertia.of(model.joints[i].inertia).force(motion[i])
+        f[i] = BodyInertia(model.joints[i].inertia).force(motion[i])
     tau = SX.zeros(n, 1)
     for i in reversed(model.order):
         parent = model.joints[i].parent
@@ -73,7 +73,7 @@ def aba(model: Model, q: SX, qd: SX, tau: SX) -> SX:
             v[i] = X.motion_to_child(v[parent]) + vJ
             c[i] = cross_motion(v[i], vJ)
         IA[i] = inertia.articulated()
-        pA[i] = BodyInertia.of(model.joints[i].inertia).bias_force(v[i])
+        pA[i] = BodyInertia(model.joints[i].inertia).bias_force(v[i])
     U: list = [None] * n
     d: list = [None] * n
     u: list = [None] * n

@@ -19,7 +19,6 @@ from dataclasses import replace
 import numpy as np
 
 from .model import Model, snap
-from .spatial import BodyInertia
 
 _PARALLEL = 1e-9  # |z_i x z_c| below this: parallel axes
 
@@ -124,11 +123,12 @@ def _cost(model: Model, frames, i: int, children: list[list[int]]) -> float:
         rotation, translation, offset = _tree(joint, parent, frames[j])
         total += _WEIGHTS["rotation"] * _nonzeros(rotation)
         total += _WEIGHTS["translation"] * _nonzeros(translation) + (offset != 0.0)
-    body = BodyInertia.of(_inertia_in(model.joints[i], frames[i]))
-    total += _WEIGHTS["com"] * _nonzeros(_clean(body.c, 1.0))
-    off_diagonal = body.Ic - np.diag(np.diag(body.Ic))
+    inertia = _inertia_in(model.joints[i], frames[i])
+    total += _WEIGHTS["com"] * _nonzeros(_clean(inertia.com, 1.0))
+    Ic = inertia.about_com
+    off_diagonal = Ic - np.diag(np.diag(Ic))
     total += _WEIGHTS["full_inertia"] * bool(
-        _nonzeros(_clean(off_diagonal, np.abs(body.Ic).max(initial=1e-300)))
+        _nonzeros(_clean(off_diagonal, np.abs(Ic).max(initial=1e-300)))
     )
     return total
 

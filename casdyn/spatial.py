@@ -16,6 +16,8 @@ from functools import cached_property
 import casadi as ca
 import numpy as np
 
+from .model import Inertia
+
 SX = ca.SX
 
 
@@ -88,34 +90,16 @@ class FrameMotion:
 
 @dataclass(frozen=True)
 class BodyInertia:
-    """A body's constant inertia for the body forces of RNEA and ABA: mass ``m``, first
-    moment ``h = m c`` and rotational inertia ``I`` about the frame origin (NumPy). The
-    mass may be zero with ``h`` nonzero: the remainders of :mod:`casdyn.grouping`.
+    """The body forces of RNEA and ABA for a body's constant inertia (a
+    :class:`casdyn.model.Inertia` about the frame origin). The mass may be zero with a
+    nonzero first moment: the remainders of :mod:`casdyn.grouping`.
 
     With mass the force is formed about the centre of mass, where the bias force loses its
     ``v_c x m v_c = 0`` term (which a graph built at the origin would compute and cancel only
     numerically) and a diagonal ``Ic`` gives ``w x Ic w`` in 6 products instead of 12.
     """
 
-    m: float
-    h: np.ndarray
-    I: np.ndarray  # noqa: E741  (Featherstone's symbol)
-
-    @staticmethod
-    def of(inertia) -> BodyInertia:
-        """From a :class:`casdyn.model.Inertia` (about the frame origin)."""
-        return BodyInertia(inertia.mass, inertia.first_moment, inertia.rotational)
-
-    @property
-    def c(self) -> np.ndarray:
-        """The centre of mass (the origin when massless)."""
-        return self.h / self.m if self.m > 0 else np.zeros(3)
-
-    @property
-    def Ic(self) -> np.ndarray:
-        """The rotational inertia about the centre of mass."""
-        c = self.c
-        return self.I - self.m * (c @ c * np.eye(3) - np.outer(c, c))
+    inertia: Inertia
 
     @staticmethod
     def _w_cross_Iw(inertia: np.ndarray, w: SX) -> SX:
@@ -129,27 +113,27 @@ class BodyInertia:
     def force(self, motion: FrameMotion) -> SX:
         """The force ``[n; f]`` (about the frame origin, frame axes) that gives the body
         ``motion``: ``f = m a_o + U h``, ``n = I alpha + w x I w + h x a_o``."""
-        w, alpha = motion.w, motion.alpha
-        if self.m > 0:
-            c, Ic = self.c, self.Ic
-            linear = self.m * motion.point(SX(c.reshape(3, 1)))
+        body, w, alpha = self.inertia, motion.w, motion.alpha
+        if body.mass > 0:
+            c, Ic = SX(body.com.reshape(3, 1)), body.about_com
+            linear = body.mass * motion.point(c)
             angular = ca.mtimes(SX(Ic), alpha) + self._w_cross_Iw(Ic, w)
-            return ca.vertcat(angular + ca.cross(SX(c.reshape(3, 1)), linear), linear)
-        h = SX(self.h.reshape(3, 1))
-        angular = ca.mtimes(SX(self.I), alpha) + self._w_cross_Iw(self.I, w)
+            return ca.vertcat(angular + ca.cross(c, linear), linear)
+        h = SX(body.first_moment.reshape(3, 1))
+        angular = ca.mtimes(SX(body.rotational), alpha) + self._w_cross_Iw(body.rotational, w)
         return ca.vertcat(angular + ca.cross(h, motion.origin), ca.mtimes(motion.U, h))
 
     def bias_force(self, v: SX) -> SX:
         """``v x* I v`` for a spatial velocity ``v = [w; u]`` (ABA's bias force): the force
         for ``alpha = 0`` and origin acceleration ``w x u``, with ``U h = w x (w x h)``
         formed as cross products (cheaper here than through ``U``)."""
-        w, u = v[:3], v[3:]
-        if self.m > 0:
-            c = SX(self.c.reshape(3, 1))
-            linear = self.m * ca.cross(w, u + ca.cross(w, c))  # m (w x u + U c)
-            return ca.vertcat(self._w_cross_Iw(self.Ic, w) + ca.cross(c, linear), linear)
-        h = SX(self.h.reshape(3, 1))
-        return ca.vertcat(self._w_cross_Iw(self.I, w) + ca.cross(h, ca.cross(w, u)),
+        body, w, u = self.inertia, v[:3], v[3:]
+        if body.mass > 0:
+            c = SX(body.com.reshape(3, 1))
+            linear = body.mass * ca.cross(w, u + ca.cross(w, c))  # m (w x u + U c)
+            return ca.vertcat(self._w_cross_Iw(body.about_com, w) + ca.cross(c, linear), linear)
+        h = SX(body.first_moment.reshape(3, 1))
+        return ca.vertcat(self._w_cross_Iw(body.rotational, w) + ca.cross(h, ca.cross(w, u)),
                           ca.cross(w, ca.cross(w, h)))
 
 

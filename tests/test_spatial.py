@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from conftest import assert_close
 
+from casdyn.model import Inertia
 from casdyn.spatial import BodyInertia, FrameMotion
 
 
@@ -37,7 +38,8 @@ def _bodies(rng):
     A = rng.normal(size=(3, 3))
     I = A @ A.T + np.eye(3)  # noqa: E741
     h = rng.normal(size=3)
-    return [BodyInertia(2.5, h, I), BodyInertia(0.0, np.array([h[0], h[1], 0.0]), I)]
+    return [BodyInertia(Inertia(2.5, h, I)),
+            BodyInertia(Inertia(0.0, np.array([h[0], h[1], 0.0]), I))]
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -57,7 +59,8 @@ def test_force_of_classical_motion_is_the_spatial_equation_of_motion(seed):
     # the classical acceleration of the origin is the spatial one plus w x u
     motion = FrameMotion(ca.SX(w), ca.SX(a[:3]), ca.SX(a[3:] + np.cross(w, u)))
     for body in _bodies(rng):
-        inertia = _spatial_inertia(body.m, body.h, body.I)
+        b = body.inertia
+        inertia = _spatial_inertia(b.mass, b.first_moment, b.rotational)
         expected = inertia @ a + _cross_force(v) @ inertia @ v
         assert_close(_evaluate(body.force(motion)), expected)
         assert_close(_evaluate(body.bias_force(ca.SX(v))), _cross_force(v) @ inertia @ v)
