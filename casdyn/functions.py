@@ -181,9 +181,10 @@ def _forward_dynamics(model: Model, s: dict, options: dict, cores: _Cores) -> li
 
 def _inverse_dynamics_derivatives(model: Model, s: dict, options: dict,
                                   cores: _Cores) -> list[SX]:
-    """d tau / d(q, qd, qdd), by CasADi's AD on the SX graph of inverse dynamics."""
+    """d tau / d(q, qd) by CasADi's AD on the SX graph of inverse dynamics; d tau / d qdd is
+    the mass matrix, from CRBA (smaller than AD through RNEA)."""
     (tau,) = _inverse_dynamics(model, s, options, cores)
-    return [ca.jacobian(tau, s[x]) for x in ("q", "qd", "qdd")]
+    return [ca.jacobian(tau, s["q"]), ca.jacobian(tau, s["qd"]), dynamics.crba(cores.model, s["q"])]
 
 
 def _forward_dynamics_derivatives(model: Model, s: dict, options: dict,

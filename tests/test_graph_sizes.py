@@ -13,15 +13,15 @@ import casdyn
 
 CEILINGS = {
     "kuka_iiwa14": {"ID": 778, "ID_nofext": 505, "FD": 1428, "FD_nofext": 1155, "M": 371,
-                   "dID_nofext": 4509, "dFD_nofext": 7117},
+                   "dID_nofext": 4264, "dFD_nofext": 7117},
     "planar_2link": {"ID": 50, "ID_nofext": 30, "FD": 66, "FD_nofext": 46, "M": 15,
-                    "dID_nofext": 47, "dFD_nofext": 115},
+                    "dID_nofext": 48, "dFD_nofext": 115},
     "scara": {"ID": 113, "ID_nofext": 58, "FD": 138, "FD_nofext": 83, "M": 49,
-             "dID_nofext": 119, "dFD_nofext": 225},
+             "dID_nofext": 129, "dFD_nofext": 225},
     "torso_two_arms": {"ID": 807, "ID_nofext": 474, "FD": 1466, "FD_nofext": 1133, "M": 363,
-                      "dID_nofext": 3047, "dFD_nofext": 6352},
+                      "dID_nofext": 2957, "dFD_nofext": 6352},
     "ur5e": {"ID": 730, "ID_nofext": 448, "FD": 1390, "FD_nofext": 1110, "M": 365,
-            "dID_nofext": 2996, "dFD_nofext": 5092},
+            "dID_nofext": 2879, "dFD_nofext": 5092},
 }
 FUNCTIONS = {"ID": ("inverse_dynamics", {}), "ID_nofext": ("inverse_dynamics", {"fext": False}),
              "FD": ("forward_dynamics", {}), "FD_nofext": ("forward_dynamics", {"fext": False}),
