@@ -179,12 +179,19 @@ def _forward_dynamics(model: Model, s: dict, options: dict, cores: _Cores) -> li
     return [dynamics.aba(cores.model, s["q"], s["qd"], tau)]
 
 
+def _inverse_dynamics_partials(model: Model, s: dict, options: dict,
+                               cores: _Cores) -> list[SX]:
+    """d tau / dq and d tau / dqd of inverse dynamics, by CasADi's AD on its SX graph."""
+    (tau,) = _inverse_dynamics(model, s, options, cores)
+    return [ca.jacobian(tau, s["q"]), ca.jacobian(tau, s["qd"])]
+
+
 def _inverse_dynamics_derivatives(model: Model, s: dict, options: dict,
                                   cores: _Cores) -> list[SX]:
-    """d tau / d(q, qd) by CasADi's AD on the SX graph of inverse dynamics; d tau / d qdd is
-    the mass matrix, from CRBA (smaller than AD through RNEA)."""
-    (tau,) = _inverse_dynamics(model, s, options, cores)
-    return [ca.jacobian(tau, s["q"]), ca.jacobian(tau, s["qd"]), dynamics.crba(cores.model, s["q"])]
+    """d tau / d(q, qd) by AD; d tau / d qdd is the mass matrix, from CRBA (smaller than AD
+    through RNEA)."""
+    return [*_inverse_dynamics_partials(model, s, options, cores),
+            dynamics.crba(cores.model, s["q"])]
 
 
 def _forward_dynamics_derivatives(model: Model, s: dict, options: dict,
@@ -198,8 +205,7 @@ def _forward_dynamics_derivatives(model: Model, s: dict, options: dict,
     (qdd,) = _forward_dynamics(model, s, options, cores)
     M_inv = ca.jacobian(qdd, s["tau"])
     at = {**s, "qdd": SX.sym("at_qdd", model.nq)}  # ID at a free qdd, then qdd = FD(...)
-    (tau,) = _inverse_dynamics(model, at, options, cores)
-    partials = ca.substitute([ca.jacobian(tau, s["q"]), ca.jacobian(tau, s["qd"])],
+    partials = ca.substitute(_inverse_dynamics_partials(model, at, options, cores),
                              [at["qdd"]], [qdd])
     return [-ca.mtimes(M_inv, partials[0]), -ca.mtimes(M_inv, partials[1]), M_inv]
 
