@@ -25,7 +25,6 @@ class NumericEvaluator:
         self.function = function
         self._buffer, self._evaluate = function.buffer()
         sizes = [function.nnz_in(i) for i in range(function.n_in())]
-        self.input_names: tuple[str, ...] = tuple(function.name_in())
         self._inputs = np.zeros(sum(sizes))
         # the sum is finite when every input is (a huge sum may overflow: a false alarm only);
         # Python's sum over a memoryview is the cheapest for a few dozen numbers, a dot
@@ -57,7 +56,7 @@ class NumericEvaluator:
             self._outputs.append((nonzeros, (rows, cols), scatter))
         # (name, view, shape) per input, for the caller's loop
         self.inputs = [(name, view, view.shape)
-                       for name, view in zip(self.input_names, self.input_views, strict=True)]
+                       for name, view in zip(function.name_in(), self.input_views, strict=True)]
         only = self._outputs[0] if len(self._outputs) == 1 else None
         # the common case, one dense vector out, returns a copy of its buffer directly
         self._single_vector = only[0] if only and only[1][1] == 1 and only[2] is None else None
