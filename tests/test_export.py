@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import ctypes
+import re
+
+import casadi as ca
 import numpy as np
 import pytest
 from conftest import assert_close
 
 import casdyn
+import casdyn.export
 from casdyn import ExportError
 
 
@@ -42,6 +47,27 @@ def test_chosen_functions_with_options(tmp_path):
     q = robot.random_configuration(1)
     assert_close(loaded["get_transform_tool0_base"](q).full(),
                  robot.get_transform(q, "tool0", relative_to="base"))
+
+
+def test_casadi_helpers_stay_private_to_the_library(tmp_path):
+    """Every internal symbol of the generated C (CasADi's ``CASADI_PREFIX`` names: work
+    functions, sparsity arrays and helpers such as ``casadi_sq``) is absent from the library,
+    so the compiler inlines the helpers instead of calling them through the PLT."""
+    x, y = ca.SX.sym("x", 3), ca.SX.sym("y", 3)
+    scalar = ca.Function("scalar", [x, y], [x * x + ca.fmin(x, y) + ca.sign(y)])
+    z = ca.MX.sym("z", 3)
+    mapped = ca.Function("mapped", [z], [scalar.map(2)(ca.horzcat(z, 2 * z), z)])
+    loaded = casdyn.export.export_functions([scalar, mapped], tmp_path, "helpers")
+    source = (tmp_path / "helpers.c").read_text()
+    internal = re.findall(r"#define (casadi_\w+) CASADI_PREFIX\((\w+)\)", source)
+    assert {"casadi_sq", "casadi_fmin", "casadi_sign"} <= {name for name, _ in internal}
+    library = ctypes.CDLL(str(tmp_path / "libhelpers.so"))
+    assert hasattr(library, "scalar") and hasattr(library, "mapped")
+    exported = [name for name, suffix in internal if hasattr(library, f"helpers_{suffix}")]
+    assert exported == []
+    args = [np.array([0.5, -2.0, 3.0]), np.array([1.0, -1.0, 0.0])]
+    assert_close(loaded["scalar"](*args).full(), scalar(*args).full())
+    assert_close(loaded["mapped"](args[0]).full(), mapped(args[0]).full())
 
 
 def test_source_only_without_compiling(tmp_path):
