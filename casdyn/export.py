@@ -77,10 +77,12 @@ def cached_library(
     directory: str | os.PathLike | None = None,
 ) -> dict[str, ca.Function]:
     """The functions compiled into a library kept in ``directory`` (default
-    :func:`cache_directory`), named by a hash of the model, the functions and the versions of
-    casdyn and CasADi: built the first time, loaded afterwards."""
+    :func:`cache_directory`), named by a hash of the model, the functions, the versions of
+    casdyn and CasADi and the way the C is made: built the first time, loaded afterwards."""
+    # everything that shapes the library, including how its C is made and compiled
     digest = hashlib.sha256(pickle.dumps(
-        (model_key, [f.serialize() for f in functions], ca.__version__, __version__)
+        (model_key, [f.serialize() for f in functions], ca.__version__, __version__,
+         DEFAULT_FLAGS, _GLOBAL_HELPER.pattern)
     )).hexdigest()[:16]
     basename = f"{name}_{digest}"
     directory = Path(directory) if directory is not None else cache_directory()
