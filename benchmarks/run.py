@@ -34,8 +34,15 @@ HERE = Path(__file__).resolve().parent
 OURS = [("ID", "inverse_dynamics"), ("FD", "forward_dynamics"), ("M", "mass_matrix")]
 
 
-def median_us(fn, number: int, rounds: int = 15) -> float:
-    return statistics.median(timeit.repeat(fn, number=number, repeat=rounds)) / number * 1e6
+def interleaved_medians_us(calls: dict, number: int, rounds: int = 15) -> dict[str, float]:
+    """Median time per call [us] of each labelled callable, the rounds taken in turn across
+    all of them, so that a passing disturbance of the machine hits one round of each rather
+    than every round of one."""
+    samples = {label: [] for label in calls}
+    for _ in range(rounds):
+        for label, fn in calls.items():
+            samples[label].append(timeit.timeit(fn, number=number) / number * 1e6)
+    return {label: statistics.median(times) for label, times in samples.items()}
 
 
 def table(header: list[str], rows: list[list]) -> str:
@@ -122,7 +129,7 @@ def python_latency(urdf: str, root: str, tip: str) -> str:
         ("urdf2casadi Function(q, qd, qdd)", lambda: u2c(q, qd, qdd)),
         ("adam Function(q, qd, qdd)", lambda: adam(q, qd, qdd)),
     ]
-    times = {label: median_us(fn, 2000) for label, fn in calls}
+    times = interleaved_medians_us(dict(calls), 2000)
     reference = times["pinocchio.rnea(model, data, q, v, a)"]
     return table(["call (UR5e inverse dynamics, NumPy in and out)", "median [us]",
                   "x Pinocchio"],
@@ -144,13 +151,13 @@ def batches(urdf: str, n: int = 1000) -> str:
         for k in range(n):
             pin.rnea(model, data, Q[k], V[k], A[k])
 
-    times = {
-        f"Pinocchio, Python loop over {n}": median_us(pinocchio_loop, 1, 11) / n,
+    times = interleaved_medians_us({
+        f"Pinocchio, Python loop over {n}": pinocchio_loop,
         f"casdyn robot.inverse_dynamics(Q, V, A), SX, N={n}":
-            median_us(lambda: robot.inverse_dynamics(Q, V, A), 1, 11) / n,
-        f"casdyn, after robot.compile(), N={n}":
-            median_us(lambda: compiled.inverse_dynamics(Q, V, A), 1, 11) / n,
-    }
+            lambda: robot.inverse_dynamics(Q, V, A),
+        f"casdyn, after robot.compile(), N={n}": lambda: compiled.inverse_dynamics(Q, V, A),
+    }, 1, 11)
+    times = {label: t / n for label, t in times.items()}
     reference = times[f"Pinocchio, Python loop over {n}"]
     return table(["UR5e inverse dynamics, batch", "per sample [us]", "x Pinocchio loop"],
                  [[label, f"{t:.3f}", f"{t / reference:.2f}"] for label, t in times.items()])
