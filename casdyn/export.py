@@ -79,7 +79,6 @@ def cached_library(
     """The functions compiled into a library kept in ``directory`` (default
     :func:`cache_directory`), named by a hash of the model, the functions, the versions of
     casdyn and CasADi and the way the C is made: built the first time, loaded afterwards."""
-    # everything that shapes the library, including how its C is made and compiled
     digest = hashlib.sha256(pickle.dumps(
         (model_key, [f.serialize() for f in functions], ca.__version__, __version__,
          DEFAULT_FLAGS, _GLOBAL_HELPER.pattern)
