@@ -23,7 +23,14 @@ class ModelError(CasdynError, ValueError):
 
 
 class ExportError(CasdynError):
-    """Code generation or compilation of exported functions failed."""
+    """Code generation or compilation of exported functions failed, or its target or the
+    compile cache cannot be written."""
+
+
+class ModelWarning(UserWarning):
+    """A URDF that loads, but says something casdyn reads differently from its letter (an
+    inertia that is not positive definite, ``lower > upper`` limits, an ignored tag): the
+    warning names the link or joint and what casdyn does instead."""
 
 
 def suggest(name: str, candidates: Iterable[str]) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import warnings
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ import numpy as np
 import urdf_parser_py.xml_reflection.core as _reflection
 from urdf_parser_py import urdf as _urdf
 
-from .errors import URDFError
+from .errors import ModelWarning, URDFError
 
 SUPPORTED_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed")
 _KEEP = {"link": {"inertial"}, "joint": {"origin", "parent", "child", "axis", "limit"}}
@@ -69,8 +70,8 @@ class RobotDescription:
 
 def read_urdf(source: str | os.PathLike) -> RobotDescription:
     """Read a URDF from a path or from a string holding the XML."""
-    text, label = _read_source(source)
-    root, lines = _parse_xml(text, label)
+    data, label = _read_source(source)
+    root, lines = _parse_xml(data, label)
     if root.tag != "robot":
         raise URDFError(f"{label}: the root element is <{root.tag}>, expected <robot>")
     links, joints = [], []
@@ -85,42 +86,69 @@ def read_urdf(source: str | os.PathLike) -> RobotDescription:
     return RobotDescription(name, label, tuple(links), tuple(joints))
 
 
-def _read_source(source: str | os.PathLike) -> tuple[str, str]:
-    if isinstance(source, str) and source.lstrip().startswith("<"):
+_BOM = "\ufeff"
+
+
+def _read_source(source: str | os.PathLike) -> tuple[str | bytes, str]:
+    """(the XML, a label for messages): a string that starts with ``<`` (after a byte-order
+    mark and white space) is XML; anything else names a file, read as bytes so that expat
+    honours the file's own encoding declaration and byte-order mark."""
+    if isinstance(source, str) and source.lstrip(_BOM + " \t\r\n").startswith("<"):
         return source, "<string>"
     if not isinstance(source, str | os.PathLike):
         raise URDFError(
             f"expected a path to a URDF file or a string of URDF XML, got {type(source).__name__}"
         )
     path = Path(source)
-    if not path.is_file():
-        raise URDFError(f"URDF file not found: {str(path)!r}")
+    shown = str(path) if len(str(path)) <= 200 else str(path)[:200] + "..."
     try:
-        return path.read_text(encoding="utf-8"), str(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise URDFError(f"cannot read URDF file {str(path)!r}: {exc}") from exc
+        return path.read_bytes(), str(path)
+    except FileNotFoundError:
+        raise URDFError(f"URDF file not found: {shown!r}") from None
+    except (OSError, ValueError) as exc:  # a directory, no permission, a name too long, NUL
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise URDFError(
+            f"{shown!r} is neither URDF XML (it does not start with '<') nor a readable "
+            f"URDF file: {reason}"
+        ) from None
 
 
-def _parse_xml(text: str, label: str) -> tuple[ET.Element, dict[int, int]]:
-    """Parse XML with expat, recording the line of each element (ElementTree forgets it)."""
+def _parse_xml(data: str | bytes, label: str) -> tuple[ET.Element, dict[int, int]]:
+    """Parse XML with expat, recording the line of each element (ElementTree forgets it).
+
+    A byte-order mark and white space before the XML declaration (which expat refuses)
+    are skipped; line numbers still count from the start of the text.
+    """
+    if isinstance(data, bytes):
+        data = data.removeprefix(_BOM.encode())
+        skipped = data[: len(data) - len(data.lstrip())].count(b"\n")
+    else:
+        data = data.removeprefix(_BOM)
+        skipped = data[: len(data) - len(data.lstrip())].count("\n")
+    data = data.lstrip()
     parser = expat.ParserCreate()
     builder = ET.TreeBuilder()
     lines: dict[int, int] = {}
 
     def start(tag, attrib):
-        lines[id(builder.start(tag, attrib))] = parser.CurrentLineNumber
+        lines[id(builder.start(tag, attrib))] = parser.CurrentLineNumber + skipped
 
     parser.StartElementHandler = start
     parser.EndElementHandler = builder.end
     parser.CharacterDataHandler = builder.data
     try:
-        parser.Parse(text, True)
+        parser.Parse(data, True)
     except expat.ExpatError as exc:
         raise URDFError(
-            f"{label}: malformed XML at line {exc.lineno}, column {exc.offset + 1}: "
+            f"{label}: malformed XML at line {exc.lineno + skipped}, column {exc.offset + 1}: "
             f"{expat.ErrorString(exc.code)}"
         ) from exc
     return builder.close(), lines
+
+
+def _warn(message: str) -> None:
+    """A :class:`ModelWarning` pointing at the caller of ``casdyn.load_urdf``."""
+    warnings.warn(message, ModelWarning, stacklevel=6)
 
 
 @contextlib.contextmanager
@@ -173,12 +201,20 @@ def _read_link(element: ET.Element, where: str) -> LinkSpec:
     if inertial.origin is not None:
         com = _finite(inertial.origin.xyz, "inertial origin xyz", where)
         rpy = _finite(inertial.origin.rpy, "inertial origin rpy", where)
-    scale = max(1.0, float(np.abs(inertia).max()))
-    if np.linalg.eigvalsh(inertia).min() < -1e-12 * scale:
-        raise URDFError(f"{where}: the inertia tensor is not positive semi-definite")
+    _check_inertia(inertia, where)
     rotation = rpy_to_matrix(rpy)
     # URDF gives the tensor in the inertial frame; the model wants it in the link frame.
     return LinkSpec(link.name, mass, com, rotation @ inertia @ rotation.T, where)
+
+
+def _check_inertia(inertia: np.ndarray, where: str) -> None:
+    """Warn about a rotational inertia with a negative principal moment. Such tensors occur
+    in real files (round-off, CAD exports) and Pinocchio uses them as given, so casdyn does
+    too; only non-finite numbers and negative masses are refused."""
+    moments = np.linalg.eigvalsh(0.5 * (inertia + inertia.T))
+    if moments.min() < -1e-12 * max(1.0, float(np.abs(moments).max())):
+        _warn(f"{where}: the inertia tensor is not positive semi-definite (principal moment "
+              f"{moments.min():.3g}); casdyn uses it as the file gives it, as Pinocchio does")
 
 
 def _read_joint(element: ET.Element, where: str) -> JointSpec:
@@ -207,8 +243,16 @@ def _read_joint(element: ET.Element, where: str) -> JointSpec:
     if joint.type in ("revolute", "prismatic") and joint.limit is not None:
         lower = float(joint.limit.lower if joint.limit.lower is not None else 0.0)
         upper = float(joint.limit.upper if joint.limit.upper is not None else 0.0)
-        if math.isnan(lower) or math.isnan(upper) or lower > upper:
-            raise URDFError(f"{where_joint}: limits lower={lower} > upper={upper}")
+        if math.isnan(lower) or math.isnan(upper):
+            raise URDFError(f"{where_joint}: limits lower={lower}, upper={upper}")
+        if lower > upper:  # Bullet's and Gazebo's way of writing "no position limit"
+            _warn(f"{where_joint}: limits lower={lower} > upper={upper}; casdyn reads them "
+                  "as no position limit")
+            lower, upper = -math.inf, math.inf
+    mimic = element.find("mimic")
+    if mimic is not None:
+        _warn(f"{where_joint}: <mimic joint={mimic.get('joint')!r}> is not modelled yet; "
+              "casdyn treats the joint as independent, with its own coordinate")
     return JointSpec(
         joint.name, joint.type, joint.parent, joint.child, xyz, rpy,
         axis / norm if norm > 0 else axis, lower, upper, effort, velocity, where_joint,
