@@ -268,41 +268,57 @@ class _Builder:
             _body_index={body.name: i for i, body in enumerate(bodies)},
         )
 
-    def _visit(self, link_name, joint, rotation, translation):
-        """Place ``link_name``, whose frame has pose (rotation, translation) in ``joint``'s
-        frame, then its subtree."""
+    def _visit(self, root_link, joint, rotation, translation):
+        """Place ``root_link``, whose frame has pose (rotation, translation) in ``joint``'s
+        frame, then its subtree: depth first, children in document order, with an explicit
+        stack (of URDF joints still to place, with their parent link's frame) so that trees
+        of any depth load."""
+        self._place(root_link, joint, rotation, translation)
+        stack = [(child, joint, rotation, translation)
+                 for child in reversed(self.children[root_link])]
+        while stack:
+            link_name, joint, rotation, translation = self._child_frame(*stack.pop())
+            self._place(link_name, joint, rotation, translation)
+            stack.extend((child, joint, rotation, translation)
+                         for child in reversed(self.children[link_name]))
+
+    def _place(self, link_name, joint, rotation, translation):
+        """Record a link's frame and add its inertia to the joint that carries it. A link
+        with zero mass keeps its rotational inertia, as the file gives it (as Pinocchio)."""
         self.link_frames[link_name] = (joint, rotation, translation)
         link = self.links[link_name]
-        if link.mass > 0 and link_name != self.root:
+        if link_name != self.root and (link.mass > 0 or np.any(link.inertia)):
             inertia = Inertia.from_com(link.mass, link.com, link.inertia)
             moved = inertia.transformed(rotation, translation)
             if joint >= 0:
                 self.inertias[joint] = self.inertias[joint] + moved
             else:
                 self.base_inertia = self.base_inertia + moved
-        for child in self.children[link_name]:
-            origin_rotation = rotation @ rpy_to_matrix(child.rpy)
-            origin_translation = rotation @ child.xyz + translation
-            if child.type == "fixed":
-                self._visit(child.child, joint, snap(origin_rotation), origin_translation)
-                continue
-            index = self.q_index[child.name]
-            align = axis_alignment(child.axis)
-            self.joints[index] = Joint(
-                name=child.name,
-                kind="prismatic" if child.type == "prismatic" else "revolute",
-                parent=joint,
-                rotation=snap(origin_rotation @ align),
-                translation=origin_translation,
-                inertia=Inertia.zero(),
-                lower=child.lower,
-                upper=child.upper,
-                effort=child.effort,
-                velocity=child.velocity,
-                continuous=child.type == "continuous",
-            )
-            self.order.append(index)
-            self._visit(child.child, index, align.T.copy(), np.zeros(3))
+
+    def _child_frame(self, child, joint, rotation, translation):
+        """(child link, its joint, its pose there): a fixed joint's child stays on ``joint``;
+        a movable joint becomes a new model joint, its frame turned so that the axis is z."""
+        origin_rotation = rotation @ rpy_to_matrix(child.rpy)
+        origin_translation = rotation @ child.xyz + translation
+        if child.type == "fixed":
+            return child.child, joint, snap(origin_rotation), origin_translation
+        index = self.q_index[child.name]
+        align = axis_alignment(child.axis)
+        self.joints[index] = Joint(
+            name=child.name,
+            kind="prismatic" if child.type == "prismatic" else "revolute",
+            parent=joint,
+            rotation=snap(origin_rotation @ align),
+            translation=origin_translation,
+            inertia=Inertia.zero(),
+            lower=child.lower,
+            upper=child.upper,
+            effort=child.effort,
+            velocity=child.velocity,
+            continuous=child.type == "continuous",
+        )
+        self.order.append(index)
+        return child.child, index, align.T.copy(), np.zeros(3)
 
 
 # Exact rotations taking e_z to each coordinate axis, so that axis-aligned joints keep
