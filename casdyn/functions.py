@@ -7,7 +7,6 @@ exported with CasADi's code generator.
 
 from __future__ import annotations
 
-import re
 import threading
 from functools import cached_property
 
@@ -17,6 +16,7 @@ from . import dynamics, kinematics
 from .errors import InputError, ModelError, unknown_name
 from .grouping import grouped
 from .model import Model
+from .names import function_name
 from .spatial import SX
 
 # name -> (input names, output names, accepted options with their defaults)
@@ -38,6 +38,8 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, object]]
     ),
 }
 FUNCTION_NAMES = tuple(SIGNATURES)
+# outputs that are vectors: 1-D NumPy arrays in numeric results, whatever their length
+VECTOR_OUTPUTS = frozenset({"tau", "qdd", "c", "g", "com"})
 
 
 class _Cores:
@@ -61,29 +63,49 @@ class _Cores:
 
 
 class FunctionCache:
-    """Builds each requested Function on first use and returns the same object afterwards."""
+    """Builds each requested Function on first use and returns the same object afterwards.
+
+    Functions are cached by their real key, the name and the resolved options. Their CasADi
+    names (:func:`casdyn.names.function_name`) are valid C identifiers and unique within the
+    cache: where two keys would still read alike, the later one gets a counter.
+    """
 
     def __init__(self, model: Model):
         self.model = model
         self._functions: dict[tuple, ca.Function] = {}
+        self._names: set[str] = set()
         self._cores = _Cores(model)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+
+    def key(self, name: str, **options) -> tuple:
+        """The cache key of the Function ``name`` with ``options`` (checked and completed
+        with the defaults): equal keys mean the same Function."""
+        return (name, *sorted(_resolve_options(self.model, name, options).items()))
 
     def get(self, name: str, **options) -> ca.Function:
-        key = (name, *sorted(_resolve_options(self.model, name, options).items()))
-        with self._lock:
-            return self._get(key)
+        return self.get_key(self.key(name, **options))
 
-    def _get(self, key: tuple) -> ca.Function:
-        if key not in self._functions:
-            name, options = key[0], dict(key[1:])
-            if options.get("fext") is False:
-                # the variant without fext: the full function with fext = 0, inlined
-                full = self._get((name, *sorted({**options, "fext": True}.items())))
-                self._functions[key] = without_fext(full, name, options, self.model)
-            else:
-                self._functions[key] = _build_function(self.model, name, options, self._cores)
-        return self._functions[key]
+    def get_key(self, key: tuple) -> ca.Function:
+        """The Function of a key from :meth:`key`."""
+        with self._lock:
+            function = self._functions.get(key)
+            if function is None:
+                function = self._functions[key] = self._build(key)
+            return function
+
+    def _build(self, key: tuple) -> ca.Function:
+        name, options = key[0], dict(key[1:])
+        readable = c_name = function_name(name, options)
+        count = 1
+        while c_name in self._names:
+            count += 1
+            c_name = f"{readable}_{count}"
+        self._names.add(c_name)
+        if options.get("fext") is False:
+            # the variant without fext: the full function with fext = 0, inlined
+            full = self.get_key((name, *sorted({**options, "fext": True}.items())))
+            return without_fext(full, c_name, name, self.model)
+        return _build_function(self.model, c_name, name, options, self._cores)
 
 
 def _resolve_options(model: Model, name: str, options: dict) -> dict:
@@ -108,10 +130,11 @@ def _resolve_options(model: Model, name: str, options: dict) -> dict:
     return resolved
 
 
-def _build_function(model: Model, name: str, options: dict, cores: _Cores) -> ca.Function:
-    """The SX Function ``name`` for ``model``, with options already resolved. Variants with
-    ``fext=False`` are not built here: :class:`FunctionCache` derives them from the full
-    function with :func:`without_fext`."""
+def _build_function(model: Model, c_name: str, name: str, options: dict,
+                    cores: _Cores) -> ca.Function:
+    """The SX Function ``name`` for ``model``, with options already resolved, called
+    ``c_name``. Variants with ``fext=False`` are not built here: :class:`FunctionCache`
+    derives them from the full function with :func:`without_fext`."""
     n, nb = model.nq, len(model.bodies)
     symbols = {
         "q": SX.sym("q", n),
@@ -123,18 +146,19 @@ def _build_function(model: Model, name: str, options: dict, cores: _Cores) -> ca
     }
     inputs = list(SIGNATURES[name][0])
     outputs = _BUILDERS[name](model, symbols, options, cores)
-    return _sx_function(model, name, options, [symbols[i] for i in inputs], outputs, inputs,
+    return _sx_function(model, c_name, name, [symbols[i] for i in inputs], outputs, inputs,
                         list(SIGNATURES[name][1]))
 
 
-def without_fext(full: ca.Function, name: str, options: dict, model: Model) -> ca.Function:
-    """``full`` (the Function ``name`` with an ``fext`` input) with ``fext`` fixed at zero:
-    the external-force part of the graph simplifies away as CasADi inlines the call."""
+def without_fext(full: ca.Function, c_name: str, name: str, model: Model) -> ca.Function:
+    """``full`` (the Function ``name`` with an ``fext`` input) with ``fext`` fixed at zero,
+    called ``c_name``: the external-force part of the graph simplifies away as CasADi
+    inlines the call."""
     inputs = [full.sx_in(i) for i in range(full.n_in()) if full.name_in(i) != "fext"]
     arguments = [full.sx_in(i) if full.name_in(i) != "fext" else SX.zeros(full.size_in(i))
                  for i in range(full.n_in())]
     names = [n for n in full.name_in() if n != "fext"]
-    return _sx_function(model, name, options, inputs, full.call(arguments), names,
+    return _sx_function(model, c_name, name, inputs, full.call(arguments), names,
                         full.name_out())
 
 
@@ -147,10 +171,11 @@ def without_fext(full: ca.Function, name: str, options: dict, model: Model) -> c
 _DERIVATIVE_CSE_LIMIT = 20_000
 
 
-def _sx_function(model: Model, name: str, options: dict, inputs: list, outputs: list,
+def _sx_function(model: Model, c_name: str, name: str, inputs: list, outputs: list,
                  names_in: list, names_out: list) -> ca.Function:
-    """The SX Function ``name`` of ``inputs -> outputs``, with CSE where it pays."""
-    args = (_function_name(name, options), inputs, outputs, names_in, names_out)
+    """The SX Function ``c_name`` (of kind ``name``) of ``inputs -> outputs``, with CSE
+    where it pays."""
+    args = (c_name, inputs, outputs, names_in, names_out)
     if name.endswith("_derivatives"):
         plain = ca.Function(*args)
         if plain.n_instructions() >= _DERIVATIVE_CSE_LIMIT:
@@ -259,14 +284,3 @@ _BUILDERS = {
     "inverse_dynamics_derivatives": _inverse_dynamics_derivatives,
     "forward_dynamics_derivatives": _forward_dynamics_derivatives,
 }
-
-
-def _function_name(name: str, options: dict) -> str:
-    """A C identifier naming the function and its options, for code generation."""
-    parts = [name]
-    if options.get("fext") is False:
-        parts.append("nofext")
-    for option in ("body", "relative_to"):
-        if options.get(option) is not None:
-            parts.append(re.sub(r"\W", "_", str(options[option])))
-    return "_".join(parts)

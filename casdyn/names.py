@@ -1,0 +1,51 @@
+"""Names for C and CasADi: any URDF name in, a valid and unambiguous identifier out.
+
+CasADi accepts a Function name only if it is ASCII letters, digits and single underscores,
+starting with a letter; C symbols must also be unique within a program. URDF names may hold
+anything (``iris__/imu_link``, ``arm (sim)``, non-ASCII, 300 characters). Readable names are
+kept where they are already valid; where making them valid loses information (two names
+that would read alike), a short hash of the original makes them distinct again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+MAX_PART = 64  # characters of one readable part; longer ones are cut and hashed
+
+
+def identifier(text: str, fallback: str = "robot") -> str:
+    """``text`` with every run of characters other than ASCII letters and digits made one
+    underscore, no underscore at either end, starting with a letter (``fallback`` is put in
+    front otherwise, and stands alone for a text with no letter or digit at all)."""
+    cleaned = _NOT_ALNUM.sub("_", text).strip("_")
+    if not cleaned:
+        return fallback
+    return cleaned if cleaned[0].isalpha() else f"{fallback}_{cleaned}"
+
+
+def digest(text: str, length: int = 8) -> str:
+    """A short, stable hexadecimal hash of ``text``."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:length]
+
+
+def function_name(name: str, options: dict) -> str:
+    """The CasADi (and C) name of the Function ``name`` with resolved ``options``: the
+    function's name, ``nofext`` for the variant without external forces, then the body and
+    reference frame, e.g. ``get_transform_tool0_base``. A hash of the options is appended
+    where the readable form could stand for other options too: a name changed by
+    :func:`identifier` or cut at :data:`MAX_PART` characters, or a body with an underscore
+    followed by a reference frame (``a`` in ``b_c`` would read as ``a_b`` in ``c``)."""
+    parts = [name]
+    if options.get("fext") is False:
+        parts.append("nofext")
+    frames = [str(options[key]) for key in ("body", "relative_to")
+              if options.get(key) is not None]
+    readable = [identifier(frame, "f")[:MAX_PART] for frame in frames]
+    ambiguous = readable != frames or (len(frames) == 2 and "_" in frames[0])
+    parts += readable
+    if ambiguous:
+        parts.append("h" + digest(repr(frames)))
+    return "_".join(parts)
