@@ -24,12 +24,19 @@ def symbolic_kind(values) -> type | None:
 
 
 def _numeric(value, name: str) -> np.ndarray:
+    """``value`` as a float array; complex, string, object and ragged input is refused (NumPy
+    would drop an imaginary part or parse a string without a word)."""
     if isinstance(value, ca.DM):
         value = value.full()
     try:
-        array = np.array(value, dtype=float)
+        array = np.asarray(value)
     except (TypeError, ValueError) as exc:
         raise InputError(f"{name} must be numeric, got {type(value).__name__}: {exc}") from None
+    if array.dtype.kind not in "biuf":
+        what = {"c": "complex numbers", "U": "strings", "S": "bytes"}.get(
+            array.dtype.kind, f"{type(value).__name__} of {array.dtype} values")
+        raise InputError(f"{name} must be real numbers, got {what}")
+    array = array.astype(float)
     if not np.all(np.isfinite(array)):
         bad = np.argwhere(~np.isfinite(array))[0].tolist()
         raise InputError(f"{name} must be finite; element {bad} is {array[tuple(bad)]}")
@@ -50,8 +57,8 @@ def vector(value, name: str, size: int):
             )
         return value if value.shape[1] == 1 else value.T
     array = _numeric(value, name)
-    if array.ndim == 2 and array.shape[1] == size and array.shape[0] > 0:
-        return array  # a batch
+    if array.ndim == 2 and array.shape[1] == size:
+        return array  # a batch, possibly of none
     if array.size != size or (array.ndim == 2 and min(array.shape) != 1) or array.ndim > 2:
         raise InputError(
             f"{name} must have {size} elements (or be an N x {size} batch), "
@@ -102,19 +109,5 @@ def fill_batch(view: np.ndarray, value: np.ndarray, single_ndim: int, n: int) ->
     blocks[...] = value.transpose(1, 2, 0) if np.ndim(value) == 3 else value[:, :, None]
 
 
-def from_casadi_batch(array: np.ndarray, n: int) -> np.ndarray:
-    """``Function.map`` output (r, c*N) → (N, r) for vectors, (N, r, c) otherwise."""
-    array = array.reshape(array.shape[0], -1)
-    rows, cols = array.shape[0], array.shape[1] // n
-    stacked = array.reshape(rows, n, cols).transpose(1, 0, 2)
-    return stacked[:, :, 0] if cols == 1 else stacked
-
-
 def _shape(value) -> str:
     return "x".join(str(d) for d in value.shape) if value.shape else "scalar"
-
-
-def to_numpy(value: ca.DM) -> np.ndarray:
-    """CasADi output → NumPy: a column vector becomes 1-D, anything else stays 2-D."""
-    array = value.full()
-    return array.ravel() if array.shape[1] == 1 else array

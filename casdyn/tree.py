@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 import os
 import pickle
+import threading
+from collections import OrderedDict
 
 import casadi as ca
 import numpy as np
@@ -16,8 +18,31 @@ import numpy as np
 from . import arguments, export
 from .errors import InputError
 from .evaluator import NumericEvaluator
-from .functions import FUNCTION_NAMES, SIGNATURES, FunctionCache
+from .functions import FUNCTION_NAMES, SIGNATURES, VECTOR_OUTPUTS, FunctionCache
 from .model import Model
+from .names import identifier
+
+# Batches are evaluated in chunks of at most this many samples, by Functions mapped over the
+# chunk; each thread keeps the evaluators of its most recent few (Function, chunk size)
+# pairs. Memory kept between calls is therefore bounded, whatever the batch sizes.
+BATCH_CHUNK = 4096
+MAPPED_PER_THREAD = 8
+
+
+class _Workspace(threading.local):
+    """One thread's evaluators (their buffers are Pinocchio's ``Data``): threads never share
+    a buffer, so numeric calls from several threads give exactly the single-thread numbers."""
+
+    def __init__(self):
+        self.generation = -1
+        self.reset(0)
+
+    def reset(self, generation: int) -> None:
+        self.generation = generation
+        # call-site key -> (Function key, SX Function, evaluator of it or its compiled twin)
+        self.single: dict[tuple, tuple[tuple, ca.Function, NumericEvaluator]] = {}
+        # (Function key, chunk size) -> evaluator of the numeric Function mapped over it
+        self.mapped: OrderedDict[tuple, NumericEvaluator] = OrderedDict()
 
 
 class RigidBodyTree:
@@ -31,13 +56,12 @@ class RigidBodyTree:
     def __init__(self, model: Model):
         self._model = model
         self._functions = FunctionCache(model)
-        # call-site key -> (SX Function, evaluator of it or of its compiled twin)
-        self._by_key: dict[tuple, tuple[ca.Function, NumericEvaluator]] = {}
-        self._compiled: dict[str, ca.Function] = {}  # Function name -> compiled twin
-        self._mapped: dict[tuple[str, int], NumericEvaluator] = {}
-        self._home = self.home_configuration()
-        self._zeros = np.zeros(model.nq)
-        self._no_force = np.zeros((len(model.bodies), 6))
+        self._compiled: dict[tuple, ca.Function] = {}  # Function key -> compiled twin
+        self._generation = 0  # bumped by compile(): every thread's evaluators are renewed
+        self._workspace = _Workspace()
+        self._home = _frozen(self.home_configuration())
+        self._zeros = _frozen(np.zeros(model.nq))
+        self._no_force = _frozen(np.zeros((len(model.bodies), 6)))
 
     def __getstate__(self) -> dict:
         return {"model": self._model}  # Functions are rebuilt on demand after unpickling
@@ -214,21 +238,28 @@ class RigidBodyTree:
         *,
         compiler: str | None = None,
         flags: tuple[str, ...] = export.DEFAULT_FLAGS,
+        prefix: str | None = None,
     ) -> dict[str, ca.Function]:
         """Export Functions as C source and header, compile them to a shared library with the
         system C compiler and load them back.
 
-        ``functions``: names from ``casdyn.FUNCTION_NAMES``, ``(name, options)`` pairs such as
-        ``("geometric_jacobian", {"body": "tool0"})``, or None for every function — the
-        body-specific ones for each leaf body (the tool frames). Returns name → loaded
-        ``casadi.Function`` (the SX functions when ``compile`` is False). Files are
-        ``<robot>.c``, ``<robot>.h`` and ``lib<robot>.so``; a failed export writes none.
+        ``functions``: a name from ``casdyn.FUNCTION_NAMES``, or a list of names and
+        ``(name, options)`` pairs such as ``("geometric_jacobian", {"body": "tool0"})``, or
+        None for every function — the body-specific ones for each leaf body (the tool
+        frames). Returns Function name → loaded ``casadi.Function`` (the SX functions when
+        ``compile`` is False). Files are ``casdyn_<robot>.c``, ``.h`` and
+        ``libcasdyn_<robot>.so``; a failed export writes none. The C symbols are
+        ``<prefix>_<Function name>`` (``prefix`` defaults to the robot's name), so that
+        several robots' libraries link into one program; the loaded Functions keep their
+        names.
         """
-        chosen = [self.function(name, **opts) for name, opts in self._export_list(functions)]
-        return export.export_functions(
+        chosen = self._chosen(functions)
+        prefix = identifier(self.name) if prefix is None else prefix
+        loaded = export.export_functions(
             chosen, directory, f"casdyn_{self.name}", compile=compile, compiler=compiler,
-            flags=flags,
+            flags=flags, prefix=prefix,
         )
+        return {f.name(): f for f in loaded}
 
     def compile(self, functions=None, *, directory: str | os.PathLike | None = None):
         """Compile Functions to C once (cached on disk) and evaluate numbers with them.
@@ -239,24 +270,32 @@ class RigidBodyTree:
         product, gravity torque and centre of mass (same forms as :meth:`export_c`). The
         library is kept in ``directory`` (default :func:`casdyn.export.cache_directory`),
         named by a hash of the model and the functions, so the next process loads it without
-        compiling. Needs a C compiler the first time. Returns ``self``.
+        compiling; a cached library that is damaged is built again. Needs a C compiler the
+        first time. Returns ``self``.
         """
         if functions is None:
             functions = [(name, {"fext": f}) for name in ("inverse_dynamics", "forward_dynamics")
                          for f in (True, False)]
             functions += ["mass_matrix", "velocity_product", "gravity_torque", "center_of_mass"]
-        chosen = [self.function(name, **opts) for name, opts in self._export_list(functions)]
+        keys = list(dict.fromkeys(self._functions.key(name, **opts)
+                                  for name, opts in self._export_list(functions)))
+        chosen = [self._functions.get_key(key) for key in keys]
         compiled = export.cached_library(chosen, f"casdyn_{self.name}",
                                          pickle.dumps(self._model), directory)
-        self._compiled.update(compiled)
-        self._by_key.clear()
-        self._mapped.clear()
+        self._compiled.update(zip(keys, compiled, strict=True))
+        self._generation += 1
         return self
 
     @property
     def compiled_functions(self) -> tuple[str, ...]:
         """Names of the Functions whose numeric calls run compiled code."""
-        return tuple(self._compiled)
+        return tuple(self._functions.get_key(key).name() for key in self._compiled)
+
+    def _chosen(self, functions) -> list[ca.Function]:
+        """The distinct Functions an export list names, in its order."""
+        keys = dict.fromkeys(self._functions.key(name, **opts)
+                             for name, opts in self._export_list(functions))
+        return [self._functions.get_key(key) for key in keys]
 
     def _export_list(self, functions) -> list[tuple[str, dict]]:
         if functions is None:
@@ -264,6 +303,9 @@ class RigidBodyTree:
             plain = [n for n in FUNCTION_NAMES if "body" not in SIGNATURES[n][2]]
             per_body = [n for n in FUNCTION_NAMES if "body" in SIGNATURES[n][2]]
             return [(n, {}) for n in plain] + [(n, {"body": b}) for b in leaves for n in per_body]
+        if isinstance(functions, str | tuple) and (
+                isinstance(functions, str) or isinstance(functions[-1], dict)):
+            functions = [functions]  # one name or one (name, options) pair
         listed = []
         for item in functions:
             if isinstance(item, str):
@@ -291,20 +333,18 @@ class RigidBodyTree:
 
         Numbers give NumPy results; CasADi symbols give CasADi expressions; arrays with a
         leading batch dimension N give results with that leading dimension, evaluated by the
-        Function mapped over N (CasADi threads), not by a Python loop.
+        Function mapped over the batch (CasADi threads), not by a Python loop.
         """
         # fext=None selects the smaller variant without that input
         no_fext = values.get("fext", 0) is None
-        key = (name, tuple(options.items()) if options else (), no_fext)
-        entry = self._by_key.get(key)
+        workspace = self._workspace
+        if workspace.generation != self._generation:
+            workspace.reset(self._generation)
+        call_key = (name, tuple(options.items()) if options else (), no_fext)
+        entry = workspace.single.get(call_key)
         if entry is None:
-            clean = {k: v for k, v in (options or {}).items() if v is not None}
-            if no_fext:
-                clean["fext"] = False
-            function = self.function(name, **clean)
-            numeric = self._compiled.get(function.name(), function)
-            entry = self._by_key[key] = (function, NumericEvaluator(numeric))
-        function, evaluator = entry
+            entry = workspace.single[call_key] = self._entry(name, options, no_fext)
+        key, function, evaluator = entry
         fast = self._evaluate_fast(evaluator, values)
         if fast is not None:
             return fast
@@ -312,40 +352,43 @@ class RigidBodyTree:
             del values["fext"]
         checked = {k: self._check(k, v) for k, v in values.items()}
         inputs = {i: checked.get(i, self._default(i)) for i in function.name_in()}
-        kind = arguments.symbolic_kind(inputs.values())
-        if kind is not None:
+        if arguments.symbolic_kind(inputs.values()) is not None:
             outputs = function.call(list(inputs.values()))
-        else:
-            single = {i: 2 if i == "fext" else 1 for i in inputs}
-            n = arguments.batch_size(inputs, single)
-            numeric = evaluator.function
-            if n is None:
-                outputs = [arguments.to_numpy(out) for out in numeric.call(list(inputs.values()))]
-            else:
-                batch = self._map(numeric, n)
-                for view, (name_in, value) in zip(batch.input_views, inputs.items(), strict=True):
-                    arguments.fill_batch(view, value, single[name_in], n)
-                outputs = batch.evaluate()
-                outputs = [arguments.from_casadi_batch(out, n)
-                           for out in (outputs if isinstance(outputs, tuple) else (outputs,))]
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        single = {i: 2 if i == "fext" else 1 for i in inputs}
+        n = arguments.batch_size(inputs, single)
+        if n is None:
+            for view, value in zip(evaluator.input_views, inputs.values(), strict=True):
+                view[...] = value
+            return evaluator.evaluate()
+        return self._evaluate_batch(key, evaluator.function, inputs, single, n)
+
+    def _entry(self, name: str, options: dict | None, no_fext: bool):
+        """(Function key, SX Function, evaluator of the Function numbers run on)."""
+        clean = {k: v for k, v in (options or {}).items() if v is not None}
+        if no_fext:
+            clean["fext"] = False
+        key = self._functions.key(name, **clean)
+        function = self._functions.get_key(key)
+        numeric = self._compiled.get(key, function)
+        return key, function, NumericEvaluator(numeric, VECTOR_OUTPUTS)
 
     def _evaluate_fast(self, evaluator: NumericEvaluator, values: dict):
         """The buffer path for float arrays or lists of exactly the expected shapes; None for
-        anything else (DM, symbols, batches, other shapes, non-finite values), which then
-        takes the checked path and gets its precise error message there."""
+        anything else (DM, symbols, batches, other shapes or types, non-finite values), which
+        then takes the checked path and gets its precise error message there."""
         for input_name, view, shape in evaluator.inputs:
             value = values.get(input_name)
             if value is None:
                 view[...] = self._default(input_name)
-            elif type(value) is np.ndarray and value.shape == shape:
+            elif type(value) is np.ndarray and value.shape == shape and value.dtype.kind == "f":
                 view[...] = value
             elif isinstance(value, list | tuple):
                 try:
-                    value = np.asarray(value, dtype=float)
+                    value = np.asarray(value)
                 except (TypeError, ValueError):
                     return None
-                if value.shape != shape:
+                if value.shape != shape or value.dtype.kind not in "fiu":
                     return None
                 view[...] = value
             else:
@@ -354,21 +397,48 @@ class RigidBodyTree:
             return None
         return evaluator.evaluate()
 
-    def _map(self, function: ca.Function, n: int) -> NumericEvaluator:
-        """An evaluator of ``function`` mapped over n, cached per (name, n). SX graphs run in
-        CasADi threads; compiled code is fast enough that threads pay off only for large n
+    def _evaluate_batch(self, key: tuple, function: ca.Function, inputs: dict, single: dict,
+                        n: int):
+        """A batch of ``n`` (possibly 0): batched inputs have a leading dimension n, the
+        others are shared. Results are ``(n, rows)`` for vectors, else ``(n, rows, cols)``."""
+        shapes = [function.size_out(i) for i in range(function.n_out())]
+        vector = [function.name_out(i) in VECTOR_OUTPUTS and shapes[i][1] == 1
+                  for i in range(function.n_out())]
+        results = [np.empty((n, rows) if v else (n, rows, cols))
+                   for (rows, cols), v in zip(shapes, vector, strict=True)]
+        for start in range(0, n, BATCH_CHUNK):
+            size = min(BATCH_CHUNK, n - start)
+            evaluator = self._mapped(key, function, size)
+            for view, (name, value) in zip(evaluator.input_views, inputs.items(), strict=True):
+                batched = np.ndim(value) > single[name]
+                part = value[start : start + size] if batched else value
+                arguments.fill_batch(view, part, single[name], size)
+            dense = evaluator.evaluate_dense()
+            for result, out, (rows, cols) in zip(results, dense, shapes, strict=True):
+                # column block k of out (rows x cols*size) is sample k
+                samples = out.reshape(rows, size, cols).transpose(1, 0, 2)
+                result[start : start + size] = samples[:, :, 0] if result.ndim == 2 else samples
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def _mapped(self, key: tuple, function: ca.Function, size: int) -> NumericEvaluator:
+        """This thread's evaluator of ``function`` mapped over ``size`` samples; the
+        :data:`MAPPED_PER_THREAD` most recently used are kept. SX graphs run in CasADi
+        threads; compiled code is fast enough that threads pay off only for large batches
         (measured: serial 0.33 vs threaded 0.36 us per UR5e ID sample at n = 1000)."""
-        key = (function.name(), n)
-        if key not in self._mapped:
-            if len(self._mapped) >= 32:
-                self._mapped.clear()
-            threads = min(n, os.cpu_count() or 1)
-            if threads > 1 and (function.is_a("SXFunction") or n >= 20000):
-                mapped = function.map(n, "thread", threads)
+        cache = self._workspace.mapped
+        evaluator = cache.get((key, size))
+        if evaluator is None:
+            threads = min(size, os.cpu_count() or 1)
+            if threads > 1 and function.is_a("SXFunction"):
+                mapped = function.map(size, "thread", threads)
             else:
-                mapped = function.map(n, "serial")
-            self._mapped[key] = NumericEvaluator(mapped)
-        return self._mapped[key]
+                mapped = function.map(size, "serial")
+            evaluator = cache[(key, size)] = NumericEvaluator(mapped)
+            while len(cache) > MAPPED_PER_THREAD:
+                cache.popitem(last=False)
+        else:
+            cache.move_to_end((key, size))
+        return evaluator
 
     def _check(self, name: str, value):
         if value is None:
@@ -381,3 +451,9 @@ class RigidBodyTree:
         if name == "q":
             return self._home
         return self._no_force if name == "fext" else self._zeros
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    """``array`` made read-only: the defaults are shared by every call and thread."""
+    array.flags.writeable = False
+    return array

@@ -146,7 +146,7 @@ def test_non_finite_input_is_rejected(robot, bad):
 
 
 def test_non_numeric_input_is_rejected(robot):
-    with pytest.raises(InputError, match="q must be numeric"):
+    with pytest.raises(InputError, match="q must be real numbers, got strings"):
         robot.mass_matrix(["a"] * 6)
 
 
