@@ -20,6 +20,7 @@ import casadi as ca
 
 from ._version import __version__
 from .errors import ExportError
+from .names import identifier
 
 COMPILERS = ("cc", "gcc", "clang")
 DEFAULT_FLAGS = ("-O3", "-fPIC", "-shared")
@@ -62,12 +63,50 @@ def cache_directory() -> Path:
 
 def library_path(directory: str | os.PathLike, basename: str) -> Path:
     suffix = ".dylib" if sys.platform == "darwin" else ".so"
-    return Path(directory) / ("lib" + re.sub(r"\W", "_", basename) + suffix)
+    return Path(directory) / f"lib{identifier(basename, 'casdyn')}{suffix}"
 
 
-def load_library(path: Path, functions: list[ca.Function]) -> dict[str, ca.Function]:
-    """The named functions of a compiled library, as ``casadi.Function``s."""
-    return {f.name(): ca.external(f.name(), str(path)) for f in functions}
+def load_library(path: Path, symbols: list[str]) -> list[ca.Function]:
+    """The functions ``symbols`` of the compiled library ``path``, as ``casadi.Function``s.
+
+    The library is loaded through a private copy under a fresh name, removed again once
+    loaded: the dynamic loader hands back an already loaded library for a path (or file) it
+    has seen, so loading ``path`` itself after it was rebuilt in this process could return
+    the old code.
+    """
+    for scratch_dir in (path.parent, None):  # beside the library, else the system's temp
+        try:
+            fd, private = tempfile.mkstemp(prefix=".casdyn-load-", suffix=path.suffix,
+                                           dir=scratch_dir)
+            break
+        except OSError:
+            continue
+    else:
+        raise ExportError(f"cannot make a temporary copy of {path} to load it")
+    try:
+        with os.fdopen(fd, "wb") as copy, open(path, "rb") as library:
+            shutil.copyfileobj(library, copy)
+        return [ca.external(symbol, private) for symbol in symbols]
+    except (OSError, RuntimeError) as exc:
+        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise ExportError(f"loading the compiled library {path} failed: {reason}") from None
+    finally:
+        os.unlink(private)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    fd, scratch = tempfile.mkstemp(prefix=".casdyn-", dir=path.parent)
+    with os.fdopen(fd, "w") as file:
+        file.write(text)
+    os.replace(scratch, path)
 
 
 def cached_library(
@@ -75,20 +114,57 @@ def cached_library(
     name: str,
     model_key: bytes,
     directory: str | os.PathLike | None = None,
-) -> dict[str, ca.Function]:
-    """The functions compiled into a library kept in ``directory`` (default
-    :func:`cache_directory`), named by a hash of the model, the functions, the versions of
-    casdyn and CasADi and the way the C is made: built the first time, loaded afterwards."""
+) -> list[ca.Function]:
+    """``functions`` compiled into a library kept in ``directory`` (default
+    :func:`cache_directory`), in the same order, named by a hash of the model, the
+    functions, the versions of casdyn and CasADi and the way the C is made: built the first
+    time, loaded afterwards.
+
+    Each library is written atomically, with its SHA-256 beside it (``.sha256``); a library
+    whose bytes do not match (truncated, overwritten, foreign) or that fails to load is
+    built again instead of being loaded.
+    """
     digest = hashlib.sha256(pickle.dumps(
         (model_key, [f.serialize() for f in functions], ca.__version__, __version__,
          DEFAULT_FLAGS, _GLOBAL_HELPER.pattern)
     )).hexdigest()[:16]
-    basename = f"{name}_{digest}"
-    directory = Path(directory) if directory is not None else cache_directory()
+    basename = f"{identifier(name, 'casdyn')}_{digest}"
+    chosen = directory is not None
+    directory = Path(directory) if chosen else cache_directory()
+    where = str(directory) if chosen or "CASDYN_CACHE" not in os.environ else \
+        f"{directory} ($CASDYN_CACHE)"
+    if directory.exists() and not directory.is_dir():
+        raise ExportError(f"the compile cache {where} is not a directory")
     path = library_path(directory, basename)
-    if path.is_file():
-        return load_library(path, functions)
-    return export_functions(functions, directory, basename)
+    checksum = path.with_name(path.name + ".sha256")
+    symbols = [f.name() for f in functions]
+    try:
+        if path.is_file() and checksum.is_file() and \
+                checksum.read_text().strip() == _sha256(path):
+            try:
+                return load_library(path, symbols)
+            except ExportError:
+                pass  # bytes as written but unusable here: build it again
+        loaded = export_functions(functions, directory, basename)
+        _write_atomically(checksum, _sha256(path) + "\n")
+        return loaded
+    except OSError as exc:
+        raise ExportError(
+            f"the compile cache {where} cannot be used: {exc.strerror or exc}; set "
+            "CASDYN_CACHE to a writable directory or pass directory="
+        ) from None
+
+
+def _renamed(function: ca.Function, prefix: str) -> ca.Function:
+    """``function`` under the name ``<prefix>_<name>``: for an SX Function the same graph
+    (calling it on its own inputs reproduces it instruction for instruction), for others a
+    wrapper."""
+    name = f"{prefix}_{function.name()}"
+    if function.is_a("SXFunction"):
+        inputs = function.sx_in()
+        return ca.Function(name, inputs, function.call(inputs), function.name_in(),
+                           function.name_out())
+    return function.wrap(name)
 
 
 def export_functions(
@@ -99,18 +175,30 @@ def export_functions(
     compile: bool = True,
     compiler: str | None = None,
     flags: tuple[str, ...] = DEFAULT_FLAGS,
-) -> dict[str, ca.Function]:
+    prefix: str = "",
+) -> list[ca.Function]:
     """Write ``basename.c`` and ``basename.h`` for ``functions`` into ``directory``; with
-    ``compile``, also build ``lib<basename>.so`` and return the functions loaded from it
-    (name → ``casadi.Function``), else return the given functions by name."""
-    basename = re.sub(r"\W", "_", basename)
+    ``compile``, also build ``lib<basename>.so`` and return the functions loaded from it, in
+    the same order and with the same names; else return ``functions`` themselves.
+
+    With a ``prefix`` the C symbols are ``<prefix>_<name>``, so that the libraries of
+    several robots link into one program. Nothing is written unless all of it succeeded.
+    """
+    basename = identifier(basename, "casdyn")
+    prefix = identifier(prefix, "casdyn") if prefix else ""
     directory = Path(directory)
+    if directory.exists() and not directory.is_dir():
+        raise ExportError(f"cannot export into {directory}: it is a file, not a directory")
     cc = find_compiler(compiler) if compile else None
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=".casdyn-export-", dir=directory.parent))
+    renamed = [_renamed(f, prefix) for f in functions] if prefix else list(functions)
+    try:
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=".casdyn-export-", dir=directory.parent))
+    except OSError as exc:
+        raise ExportError(f"cannot export into {directory}: {exc.strerror or exc}") from None
     try:
         generator = ca.CodeGenerator(f"{basename}.c", {"with_header": True})
-        for function in functions:
+        for function in renamed:
             generator.add(function)
         generator.generate(str(scratch) + os.sep)
         source = scratch / f"{basename}.c"
@@ -127,8 +215,14 @@ def export_functions(
         directory.mkdir(parents=True, exist_ok=True)
         for name in produced:
             os.replace(scratch / name, directory / name)
+    except OSError as exc:
+        raise ExportError(f"cannot export into {directory}: {exc.strerror or exc}") from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if cc is None:
-        return {f.name(): f for f in functions}
-    return load_library(directory / produced[-1], functions)
+        return list(functions)
+    loaded = load_library(directory / produced[-1], [f.name() for f in renamed])
+    if not prefix:
+        return loaded
+    # the C symbol carries the prefix; the Function keeps the name it was exported under
+    return [f.wrap(original.name()) for f, original in zip(loaded, functions, strict=True)]

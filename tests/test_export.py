@@ -57,7 +57,9 @@ def test_casadi_helpers_stay_private_to_the_library(tmp_path):
     scalar = ca.Function("scalar", [x, y], [x * x + ca.fmin(x, y) + ca.sign(y)])
     z = ca.MX.sym("z", 3)
     mapped = ca.Function("mapped", [z], [scalar.map(2)(ca.horzcat(z, 2 * z), z)])
-    loaded = casdyn.export.export_functions([scalar, mapped], tmp_path, "helpers")
+    loaded = dict(zip(["scalar", "mapped"],
+                      casdyn.export.export_functions([scalar, mapped], tmp_path, "helpers"),
+                      strict=True))
     source = (tmp_path / "helpers.c").read_text()
     internal = re.findall(r"#define (casadi_\w+) CASADI_PREFIX\((\w+)\)", source)
     assert {"casadi_sq", "casadi_fmin", "casadi_sign"} <= {name for name, _ in internal}
