@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 
+from . import integrators
 from ._version import __version__
-from .errors import CasdynError, ExportError, InputError, ModelError, URDFError
+from .errors import CasdynError, ExportError, InputError, ModelError, ModelWarning, URDFError
 from .functions import FUNCTION_NAMES
 from .model import Model, build_model
 from .shipped import robot_names, robot_urdf
@@ -23,9 +24,11 @@ __all__ = [
     "InputError",
     "Model",
     "ModelError",
+    "ModelWarning",
     "RigidBodyTree",
     "URDFError",
     "__version__",
+    "integrators",
     "load_robot",
     "load_urdf",
     "robot_names",

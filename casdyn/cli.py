@@ -17,9 +17,14 @@ def _load(source: str) -> RigidBodyTree:
     """A shipped robot name, or a path to a URDF file."""
     if source in robot_names():
         return load_robot(source)
-    if not Path(source).is_file():
+    try:
+        is_file = Path(source).is_file()
+    except (OSError, ValueError):  # e.g. a name too long for the file system
+        is_file = False
+    if not is_file:
+        shown = source if len(source) <= 80 else source[:80] + "..."
         raise InputError(
-            f"{source!r} is neither a shipped robot nor a URDF file; "
+            f"{shown!r} is neither a shipped robot nor a URDF file; "
             f"{suggest(source, robot_names())}"
         )
     return load_urdf(source)
@@ -44,14 +49,30 @@ def info(robot: RigidBodyTree) -> str:
     return "\n".join(lines)
 
 
+_FLAGS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+
+
 def _parse_function(text: str) -> tuple[str, dict]:
-    """``NAME`` or ``NAME:BODY`` or ``get_transform:BODY:RELATIVE_TO``."""
-    name, *rest = text.split(":")
-    options = {}
-    if rest:
-        options["body"] = rest[0]
-    if len(rest) > 1:
-        options["relative_to"] = rest[1]
+    """``NAME``, then ``:``-separated parts: ``KEY=VALUE`` options (``fext=false``,
+    ``body=...``, ``relative_to=...``) or, positionally, the body and the frame it is
+    relative to: ``get_transform:tool0:base``, ``inverse_dynamics:fext=false``."""
+    name, *parts = text.split(":")
+    options: dict = {}
+    positional = iter(("body", "relative_to"))
+    for part in parts:
+        key, equals, value = part.partition("=")
+        if equals and key in ("fext", "body", "relative_to"):
+            if key == "fext":
+                if value.lower() not in _FLAGS:
+                    raise InputError(f"{text!r}: fext takes true or false, got {value!r}")
+                options[key] = _FLAGS[value.lower()]
+            else:
+                options[key] = value
+        else:
+            key = next(positional, None)
+            if key is None:
+                raise InputError(f"{text!r}: too many ':' parts; see casdyn export --help")
+            options[key] = part
     return name, options
 
 
@@ -70,10 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     p_export.add_argument("robot", help="a shipped robot name or a URDF path")
     p_export.add_argument("--out", required=True, help="directory for the .c, .h and .so files")
     p_export.add_argument(
-        "--functions", nargs="+", metavar="NAME[:BODY]",
+        "--functions", nargs="+", metavar="NAME[:BODY][:OPTION=VALUE]",
         help=f"which functions (default: all); names: {', '.join(FUNCTION_NAMES)}; "
-        "body-specific ones take :BODY (get_transform also :BODY:RELATIVE_TO)",
+        "body-specific ones take :BODY (get_transform also :BODY:RELATIVE_TO); "
+        "inverse_dynamics:fext=false is the variant without external forces",
     )
+    p_export.add_argument("--prefix", help="prefix of the C symbols (default: the robot name)")
     p_export.add_argument("--no-compile", action="store_true", help="write the C source only")
     p_demo = commands.add_parser("demo", help="the main demo: dynamics of a shipped robot")
     p_demo.add_argument("robot", nargs="?", default="ur5e", help="a shipped robot (default ur5e)")
@@ -84,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "export":
             robot = _load(args.robot)
             functions = [_parse_function(f) for f in args.functions] if args.functions else None
-            exported = robot.export_c(args.out, functions, compile=not args.no_compile)
+            exported = robot.export_c(args.out, functions, compile=not args.no_compile,
+                                      prefix=args.prefix)
             what = "generated" if args.no_compile else "compiled and loaded"
             print(f"{what} {len(exported)} functions of {robot.name} in {args.out}:")
             for function in exported.values():
@@ -93,8 +117,9 @@ def main(argv: list[str] | None = None) -> int:
             from .demo import run
 
             run(args.robot)
-    except CasdynError as error:
-        print(f"casdyn: error: {error}", file=sys.stderr)
+    except (CasdynError, OSError) as error:
+        message = " ".join(str(error).split()) or type(error).__name__
+        print(f"casdyn: error: {message}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader went away (e.g. `casdyn demo | head`): stop quietly
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115  (silence the flush at exit)
