@@ -46,3 +46,22 @@ def model_urdf(case) -> str:
 @pytest.fixture(params=MODEL_CASES, ids=lambda case: f"{case[0]}-{case[1]}")
 def urdf_text(request) -> str:
     return model_urdf(request.param)
+
+
+CORPUS = pytest.StashKey[dict]()
+
+
+@pytest.fixture
+def corpus_results(request) -> dict:
+    """file -> outcome, for the count printed after the run (test_corpus.py)."""
+    return request.config.stash.setdefault(CORPUS, {})
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    results = config.stash.get(CORPUS, {})
+    if results:
+        loaded = [name for name, outcome in results.items() if outcome != "pinocchio refuses"]
+        agree = sum(results[name] == "agrees" for name in loaded)
+        terminalreporter.write_line(
+            f"example-robot-data: casdyn agrees with Pinocchio on {agree} of the {len(loaded)} "
+            f"URDFs Pinocchio loads ({len(results) - len(loaded)} it refuses)")

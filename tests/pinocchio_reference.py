@@ -71,6 +71,8 @@ class Reference:
         return self.data.oMf[self.body_frames[body]].homogeneous
 
     def jacobian(self, q, body):
+        if self.model.nv == 0:  # Pinocchio 4.1's getFrameJacobian crashes without joints
+            return np.zeros((6, 0))
         q_pin = self.q(q)
         pin.computeJointJacobians(self.model, self.data, q_pin)
         pin.updateFramePlacements(self.model, self.data)
