@@ -77,7 +77,7 @@ class Reference:
         pin.computeJointJacobians(self.model, self.data, q_pin)
         pin.updateFramePlacements(self.model, self.data)
         J = pin.getFrameJacobian(self.model, self.data, self.body_frames[body],
-                                 pin.LOCAL_WORLD_ALIGNED)
+                                 pin.LOCAL_WORLD_ALIGNED).reshape(6, -1)  # eigenpy: 6x1 -> (6,)
         return np.vstack([J[3:], J[:3]])[:, self.v_index]
 
     def center_of_mass(self, q):
