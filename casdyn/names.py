@@ -16,14 +16,19 @@ _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
 MAX_PART = 64  # characters of one readable part; longer ones are cut and hashed
 
 
-def identifier(text: str, fallback: str = "robot") -> str:
+def identifier(text: str, fallback: str = "robot", limit: int = MAX_PART) -> str:
     """``text`` with every run of characters other than ASCII letters and digits made one
     underscore, no underscore at either end, starting with a letter (``fallback`` is put in
-    front otherwise, and stands alone for a text with no letter or digit at all)."""
+    front otherwise, and stands alone for a text with no letter or digit at all). A result
+    longer than ``limit`` is cut and ends in a hash of ``text`` (file names have a limit)."""
     cleaned = _NOT_ALNUM.sub("_", text).strip("_")
     if not cleaned:
         return fallback
-    return cleaned if cleaned[0].isalpha() else f"{fallback}_{cleaned}"
+    if not cleaned[0].isalpha():
+        cleaned = f"{fallback}_{cleaned}"
+    if len(cleaned) > limit:
+        cleaned = f"{cleaned[: limit - 9].rstrip('_')}_{digest(text)}"
+    return cleaned
 
 
 def digest(text: str, length: int = 8) -> str:
@@ -36,14 +41,14 @@ def function_name(name: str, options: dict) -> str:
     function's name, ``nofext`` for the variant without external forces, then the body and
     reference frame, e.g. ``get_transform_tool0_base``. A hash of the options is appended
     where the readable form could stand for other options too: a name changed by
-    :func:`identifier` or cut at :data:`MAX_PART` characters, or a body with an underscore
+    :func:`identifier` (which also cuts long names), or a body with an underscore
     followed by a reference frame (``a`` in ``b_c`` would read as ``a_b`` in ``c``)."""
     parts = [name]
     if options.get("fext") is False:
         parts.append("nofext")
     frames = [str(options[key]) for key in ("body", "relative_to")
               if options.get(key) is not None]
-    readable = [identifier(frame, "f")[:MAX_PART] for frame in frames]
+    readable = [identifier(frame, "f") for frame in frames]
     ambiguous = readable != frames or (len(frames) == 2 and "_" in frames[0])
     parts += readable
     if ambiguous:
