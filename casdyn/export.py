@@ -133,8 +133,17 @@ def cached_library(
     directory = Path(directory) if chosen else cache_directory()
     where = str(directory) if chosen or "CASDYN_CACHE" not in os.environ else \
         f"{directory} ($CASDYN_CACHE)"
-    if directory.exists() and not directory.is_dir():
-        raise ExportError(f"the compile cache {where} is not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=directory).close()  # writable?
+    except OSError as exc:
+        blocker = next((p for p in (directory, *directory.parents)
+                        if p.exists() and not p.is_dir()), None)
+        reason = f"{blocker} is a file" if blocker else exc.strerror or str(exc)
+        raise ExportError(
+            f"the compile cache {where} cannot be used: {reason}; set CASDYN_CACHE to a "
+            "writable directory or pass directory="
+        ) from None
     path = library_path(directory, basename)
     checksum = path.with_name(path.name + ".sha256")
     symbols = [f.name() for f in functions]

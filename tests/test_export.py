@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ctypes
 import re
+import subprocess
+import sys
 
 import casadi as ca
 import numpy as np
@@ -106,3 +108,75 @@ def test_bad_function_list_is_an_input_error(tmp_path):
     with pytest.raises(casdyn.InputError, match="mass_matrix"):
         casdyn.load_robot("ur5e").export_c(tmp_path, ["mass_matrx"])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_second_export_into_the_same_directory_returns_the_new_library(tmp_path):
+    """The dynamic loader caches libraries by path: re-exporting into the same directory in
+    the same process must still hand back what was just built."""
+    robot = casdyn.load_robot("ur5e")
+    q = robot.random_configuration(0)
+    first = robot.export_c(tmp_path, ["gravity_torque"])
+    heavy = casdyn.load_robot("ur5e", gravity=(0, 0, -20.0))
+    second = heavy.export_c(tmp_path, ["gravity_torque", "mass_matrix"])
+    assert_close(first["gravity_torque"](q).full().ravel(), robot.gravity_torque(q))
+    assert_close(second["gravity_torque"](q).full().ravel(), heavy.gravity_torque(q))
+    assert_close(second["mass_matrix"](q).full(), heavy.mass_matrix(q))
+
+
+def test_exporting_into_a_file_is_an_export_error(tmp_path):
+    target = tmp_path / "taken"
+    target.write_text("mine")
+    with pytest.raises(ExportError, match="is a file"):
+        casdyn.load_robot("planar_2link").export_c(target, ["gravity_torque"])
+    with pytest.raises(ExportError, match="cannot export"):
+        casdyn.load_robot("planar_2link").export_c(target / "below", ["gravity_torque"])
+    assert target.read_text() == "mine" and sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
+
+
+def test_one_function_name_is_one_function_not_its_letters(tmp_path):
+    loaded = casdyn.load_robot("planar_2link").export_c(tmp_path, "mass_matrix", compile=False)
+    assert list(loaded) == ["mass_matrix"]
+    robot = casdyn.load_robot("planar_2link").compile("gravity_torque", directory=tmp_path)
+    assert robot.compiled_functions == ("gravity_torque",)
+
+
+@pytest.mark.parametrize("setting", ["a file", "below a file", "in /proc"])
+def test_an_unusable_compile_cache_is_an_export_error(tmp_path, monkeypatch, setting):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    cache = {"a file": blocker, "below a file": blocker / "cache",
+             "in /proc": "/proc/casdyn-cache"}[setting]
+    monkeypatch.setenv("CASDYN_CACHE", str(cache))
+    with pytest.raises(ExportError, match=r"compile cache .*CASDYN_CACHE"):
+        casdyn.load_robot("planar_2link").compile(["gravity_torque"])
+
+
+COMPILE_IN_A_FRESH_PROCESS = """
+import casdyn, numpy as np
+g = (0, -9.81, 0)  # the arm moves in the x-y plane
+robot = casdyn.load_robot("planar_2link", gravity=g).compile(["gravity_torque"])
+sx = casdyn.load_robot("planar_2link", gravity=g).gravity_torque([0.3, -0.4])
+assert np.all(np.abs(sx) > 1)
+assert np.allclose(robot.gravity_torque([0.3, -0.4]), sx, rtol=1e-12, atol=1e-12)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("damage", ["truncated", "foreign", "checksum missing"])
+def test_a_damaged_cached_library_is_rebuilt(tmp_path, damage):
+    """A truncated or foreign library in the compile cache once killed the process (SIGBUS)
+    or failed every later compile(); now its checksum gives it away and it is rebuilt."""
+    env = {**__import__("os").environ, "CASDYN_CACHE": str(tmp_path)}
+    run = lambda: subprocess.run([sys.executable, "-c", COMPILE_IN_A_FRESH_PROCESS],  # noqa: E731
+                                 env=env, capture_output=True, text=True, timeout=120)
+    assert run().returncode == 0
+    (library,) = tmp_path.glob("*.so")
+    if damage == "truncated":
+        library.write_bytes(library.read_bytes()[:3000])
+    elif damage == "foreign":
+        casdyn.load_robot("ur5e").export_c(tmp_path / "other", ["mass_matrix"])
+        library.write_bytes((tmp_path / "other" / "libcasdyn_ur5e.so").read_bytes())
+    else:
+        library.with_name(library.name + ".sha256").unlink()
+    result = run()
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
