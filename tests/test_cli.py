@@ -59,3 +59,52 @@ def test_console_script_is_installed_with_help():
     assert "info" in result.stdout and "export" in result.stdout and "demo" in result.stdout
     result = subprocess.run([exe, "info"], capture_output=True, text=True)
     assert result.returncode != 0 and "robot" in result.stderr
+
+
+@pytest.mark.parametrize("target", ["existing file", "below a file", "/proc/casdyn-out"])
+def test_export_to_an_unusable_target_exits_2_with_one_line(tmp_path, capsys, target):
+    existing = tmp_path / "taken.txt"
+    existing.write_text("mine")
+    out = {"existing file": existing, "below a file": existing / "out"}.get(target, target)
+    assert main(["export", "ur5e", "--out", str(out), "--functions", "gravity_torque"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("casdyn: error: cannot export into") and err.count("\n") == 1
+    assert existing.read_text() == "mine"
+
+
+def test_an_over_long_argument_exits_2_with_one_line(capsys):
+    assert main(["info", "u" * 300]) == 2
+    err = capsys.readouterr().err
+    assert "neither a shipped robot nor a URDF file" in err and err.count("\n") == 1
+    assert len(err) < 300
+
+
+def test_console_script_exit_code_for_bad_input(tmp_path):
+    exe = shutil.which("casdyn") or str(__import__("pathlib").Path(sys.executable).parent /
+                                        "casdyn")
+    existing = tmp_path / "taken.txt"
+    existing.write_text("")
+    result = subprocess.run([exe, "export", "ur5e", "--out", str(existing)],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_export_options_choose_the_variant_without_fext_and_the_prefix(tmp_path, capsys):
+    assert main(["export", "ur5e", "--out", str(tmp_path), "--prefix", "arm",
+                 "--functions", "inverse_dynamics:fext=false", "get_transform:tool0:base",
+                 "geometric_jacobian:body=tool0"]) == 0
+    out = capsys.readouterr().out
+    for name in ("inverse_dynamics_nofext", "get_transform_tool0_base", "geometric_jacobian_tool0"):
+        assert name in out
+    header = (tmp_path / "casdyn_ur5e.h").read_text()
+    assert "int arm_inverse_dynamics_nofext(" in header
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("inverse_dynamics:fext=maybe", "fext takes true or false"),
+    ("get_transform:a:b:c", "too many"),
+])
+def test_bad_function_options_exit_2(spec, message, capsys):
+    assert main(["export", "ur5e", "--out", "x", "--functions", spec]) == 2
+    assert message in capsys.readouterr().err

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -140,3 +143,105 @@ def test_effort_and_velocity_limits_come_from_the_urdf():
     text = ('<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="continuous">'
             '<parent link="a"/><child link="b"/></joint></robot>')
     assert casdyn.load_urdf(text).effort_limits.tolist() == [math.inf]
+
+
+# --- real files casdyn once refused or got wrong ---------------------------------------------
+def _one_link(inertial: str, joint_extra: str = '<axis xyz="0 0 1"/>', kind="continuous"):
+    return (f'<robot name="r"><link name="a"/><link name="b">{inertial}</link>'
+            f'<joint name="j" type="{kind}"><parent link="a"/><child link="b"/>'
+            f"{joint_extra}</joint></robot>")
+
+
+def test_a_massless_link_keeps_its_rotational_inertia():
+    """mass="0" with an inertia tensor (bolt, pybullet's panda): the tensor stays, as in
+    Pinocchio; it used to be dropped with the mass."""
+    from pinocchio_reference import Reference
+
+    text = _one_link('<inertial><origin xyz="0.3 0 0" rpy="0.2 0.4 0.1"/><mass value="0"/>'
+                     '<inertia ixx="0.2" ixy="0.01" ixz="0" iyy="0.3" iyz="0.02" izz="0.4"/>'
+                     "</inertial>", '<axis xyz="0.3 0.4 0.5"/>')
+    robot = casdyn.load_urdf(text)
+    reference = Reference(text, robot.joint_names, robot.body_names)
+    assert robot.mass_matrix([0.0])[0, 0] > 0.2
+    assert_close(robot.mass_matrix([0.5]), reference.mass_matrix([0.5]))
+    assert_close(robot.forward_dynamics([0.5], [1.0], [2.0]),
+                 reference.forward_dynamics([0.5], [1.0], [2.0], np.zeros((1, 6))))
+
+
+def test_an_inertia_that_is_not_positive_definite_loads_with_a_warning_naming_the_link():
+    text = _one_link('<inertial><mass value="1"/>'
+                     '<inertia ixx="0.1" ixy="0.5" ixz="0" iyy="0.1" iyz="0" izz="0.1"/>'
+                     "</inertial>")
+    with pytest.warns(casdyn.ModelWarning, match=r"<link name='b'>.*not positive semi-definite"):
+        robot = casdyn.load_urdf(text)
+    assert robot.mass_matrix([0.0])[0, 0] == pytest.approx(0.1)  # used as given
+
+
+def test_limits_with_lower_above_upper_mean_unlimited_with_a_warning():
+    text = _one_link('<inertial><mass value="1"/><origin xyz="1 0 0"/>'
+                     '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>',
+                     '<axis xyz="0 0 1"/><limit lower="1" upper="-1" effort="5" velocity="2"/>',
+                     kind="revolute")
+    with pytest.warns(casdyn.ModelWarning, match=r"<joint name='j'>.*no position limit"):
+        robot = casdyn.load_urdf(text)
+    assert robot.position_limits[0][0] == -math.inf and robot.position_limits[1][0] == math.inf
+    assert robot.effort_limits.tolist() == [5]
+
+
+def test_an_ignored_mimic_tag_is_named_in_a_warning():
+    with pytest.warns(casdyn.ModelWarning, match=r"<joint name='j'>.*mimic joint='k'.*independent"):
+        casdyn.load_urdf(_one_link('<inertial><mass value="1"/><inertia ixx="1" ixy="0" '
+                                   'ixz="0" iyy="1" iyz="0" izz="1"/></inertial>',
+                                   '<axis xyz="0 0 1"/><mimic joint="k"/>'))
+
+
+def test_clean_files_load_without_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for name in casdyn.robot_names():
+            casdyn.load_robot(name)
+
+
+@pytest.mark.parametrize("before", ["\ufeff", "\n\n  ", "\ufeff\n"])
+def test_a_byte_order_mark_or_white_space_before_the_declaration_loads(tmp_path, before):
+    text = casdyn.robot_urdf("planar_2link")
+    assert text.startswith("<?xml")
+    expected = casdyn.load_urdf(text).mass_matrix([0.1, 0.2])
+    assert_close(casdyn.load_urdf(before + text).mass_matrix([0.1, 0.2]), expected)
+    path = tmp_path / "arm.urdf"
+    path.write_bytes((before + text).encode("utf-8"))
+    assert_close(casdyn.load_urdf(path).mass_matrix([0.1, 0.2]), expected)
+
+
+def test_line_numbers_count_the_skipped_white_space():
+    with pytest.raises(casdyn.URDFError, match="line 4"):
+        casdyn.load_urdf('\n\n<?xml version="1.0"?>\n<robot name="r"><link name="a">'
+                         '<inertial><mass value="heavy"/></inertial></link></robot>')
+
+
+@pytest.mark.parametrize("source", ["x" * 5000, "robot.urdf\0", "not a file"])
+def test_a_string_that_is_neither_xml_nor_a_file_is_a_urdf_error(source):
+    with pytest.raises(casdyn.URDFError) as info:
+        casdyn.load_urdf(source)
+    assert len(str(info.value)) < 400
+
+
+def test_a_chain_of_two_thousand_links_loads():
+    inertial = ('<inertial><mass value="1"/><origin xyz="0.05 0 0"/>'
+                '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>')
+    links = ['<link name="l0"/>'] + [f'<link name="l{i}">{inertial}</link>'
+                                     for i in range(1, 2001)]
+    joints = [f'<joint name="j{i}" type="continuous"><parent link="l{i - 1}"/>'
+              f'<child link="l{i}"/><origin xyz="0.1 0 0"/><axis xyz="0 0 1"/></joint>'
+              for i in range(1, 2001)]
+    robot = casdyn.load_urdf('<robot name="long">' + "".join(links + joints) + "</robot>")
+    assert robot.nq == 2000
+    assert_close(robot.get_transform(robot.home_configuration(), "l2000")[:3, 3], [200, 0, 0])
+
+
+def test_integrators_come_with_a_plain_import():
+    """The README's ``casdyn.integrators.rk4_step`` after ``import casdyn`` only."""
+    code = ("import casdyn; robot = casdyn.load_robot('planar_2link'); "
+            "print(casdyn.integrators.rk4_step(robot, 0.01).name())")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.strip() == "rk4_step", result.stderr
