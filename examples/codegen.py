@@ -1,6 +1,6 @@
 """Export the UR5e's dynamics to C, compile, load, and compare with the SX functions.
 
-Run:  python examples/codegen.py [--out DIR]
+Run:  python examples/codegen.py [--out DIR] [--quick]
 """
 
 import argparse
@@ -13,6 +13,7 @@ import casdyn
 
 FUNCTIONS = ["inverse_dynamics", "forward_dynamics", "mass_matrix"]
 CALLS, BATCH = 2000, 1000
+QUICK_CALLS = 200  # --quick (the tests): fewer timed calls
 
 
 def per_call_us(function, args, calls=CALLS):
@@ -26,9 +27,12 @@ def per_call_us(function, args, calls=CALLS):
     return float(np.median(rounds))
 
 
-def main(out=None):
+def main(out=None, calls=CALLS):
+    """Export into ``out``, or into a temporary directory removed afterwards."""
+    if out is None:
+        with tempfile.TemporaryDirectory(prefix="casdyn-codegen-") as scratch:
+            return main(scratch, calls)
     robot = casdyn.load_robot("ur5e")
-    out = out or tempfile.mkdtemp(prefix="casdyn-codegen-")
     started = time.perf_counter()
     compiled = robot.export_c(out, [(name, {"fext": False}) for name in FUNCTIONS[:2]]
                               + [FUNCTIONS[2]])
@@ -48,10 +52,11 @@ def main(out=None):
                                          strict=True))
         # a batch through Function.map shows the evaluation cost without Python's call cost
         batch_args = [np.tile(np.reshape(a, (-1, 1)), (1, BATCH)) for a in args]
-        sx_batch = per_call_us(sx_function.map(BATCH), batch_args, 20) / BATCH
-        c_batch = per_call_us(c_function.map(BATCH), batch_args, 20) / BATCH
-        print(f"{name:<30}{per_call_us(sx_function, args):>14.2f}"
-              f"{per_call_us(c_function, args):>13.2f}{sx_batch:>15.3f}{c_batch:>14.3f}"
+        rounds = max(2, calls // 100)
+        sx_batch = per_call_us(sx_function.map(BATCH), batch_args, rounds) / BATCH
+        c_batch = per_call_us(c_function.map(BATCH), batch_args, rounds) / BATCH
+        print(f"{name:<30}{per_call_us(sx_function, args, calls):>14.2f}"
+              f"{per_call_us(c_function, args, calls):>13.2f}{sx_batch:>15.3f}{c_batch:>14.3f}"
               f"{difference:>12.1e}")
     print("\nA single call from Python is dominated by CasADi's call overhead; in a batch (or "
           "inside a solver) the compiled code's speed shows.")
@@ -60,5 +65,9 @@ def main(out=None):
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", help="directory for the generated files (default: a temp dir)")
-    main(parser.parse_args().out)
+    parser.add_argument("--out", help="directory for the generated files (default: a temporary "
+                        "directory, removed at the end)")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"time {QUICK_CALLS} calls instead of {CALLS}")
+    args = parser.parse_args()
+    main(args.out, QUICK_CALLS if args.quick else CALLS)

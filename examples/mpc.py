@@ -21,6 +21,7 @@ from casdyn.integrators import rk4_step
 from casdyn.plotting import save_trajectory_plot
 
 DT, HORIZON, STEPS = 0.05, 10, 60  # control period [s], horizon length, closed-loop steps
+QUICK_STEPS = 20  # --quick (the tests): a shorter closed loop
 PAYLOAD_KG = 1.0
 
 
@@ -62,7 +63,7 @@ def controller(robot) -> ca.Function:
     return opti.to_function("mpc", [x0, ref, X, U], [U[:, 0], X, U])
 
 
-def main(plot_dir=None):
+def main(plot_dir=None, steps=STEPS):
     robot = casdyn.load_robot("ur5e")
     n = robot.nq
     home = np.array([0.0, -1.6, 1.6, -1.57, -1.57, 0.0])
@@ -71,13 +72,13 @@ def main(plot_dir=None):
     # the plant: 5 finer RK4 substeps per period, with a payload the controller does not know
     substep = rk4_step(robot, DT / 5, payload_weight(robot, PAYLOAD_KG))
 
-    times = DT * np.arange(STEPS + HORIZON + 1)
+    times = DT * np.arange(steps + HORIZON + 1)
     refs = reference(times, home)
     x = np.concatenate([home, np.zeros(n)])
     X_guess = np.tile(x[:, None], (1, HORIZON + 1))
     U_guess = np.tile(robot.gravity_torque(home)[:, None], (1, HORIZON))
     history_q, history_tau, solve_ms, failures = [x[:n]], [], [], 0
-    for k in range(STEPS):
+    for k in range(steps):
         started = time.perf_counter()
         tau, X_guess, U_guess = mpc(x, refs[:, k:k + HORIZON + 1], X_guess, U_guess)
         solve_ms.append(1e3 * (time.perf_counter() - started))
@@ -92,19 +93,19 @@ def main(plot_dir=None):
         U_guess = ca.horzcat(U_guess[:, 1:], U_guess[:, -1])
 
     q = np.array(history_q)
-    error = np.abs(q[STEPS // 2:] - refs[:, STEPS // 2:STEPS + 1].T)
+    error = np.abs(q[steps // 2:] - refs[:, steps // 2:steps + 1].T)
     print(f"{robot.name}: MPC at {1 / DT:.0f} Hz, horizon {HORIZON} steps "
-          f"({HORIZON * DT:.2f} s), {STEPS} closed-loop steps, unmodelled {PAYLOAD_KG} kg payload")
+          f"({HORIZON * DT:.2f} s), {steps} closed-loop steps, unmodelled {PAYLOAD_KG} kg payload")
     print(f"solve time per step: median {np.median(solve_ms):.1f} ms, "
           f"max {np.max(solve_ms):.1f} ms (first {solve_ms[0]:.1f} ms, cold); "
-          f"{STEPS - failures} of {STEPS} solves converged")
+          f"{steps - failures} of {steps} solves converged")
     print(f"tracking error over the second half: RMS {np.sqrt(np.mean(error ** 2)):.4f} rad, "
           f"max {error.max():.4f} rad")
     print("peak |tau| per joint [N m]:", np.round(np.abs(history_tau).max(axis=0), 1))
     if plot_dir is not None:
         path = Path(plot_dir) / "mpc.png"
-        save_trajectory_plot(path, times[:STEPS + 1], q, np.array(history_tau),
-                             robot.joint_names, "UR5e closed-loop MPC", t_tau=times[:STEPS])
+        save_trajectory_plot(path, times[:steps + 1], q, np.array(history_tau),
+                             robot.joint_names, "UR5e closed-loop MPC", t_tau=times[:steps])
         print("plot saved to", path)
     return solve_ms, error
 
@@ -112,4 +113,7 @@ def main(plot_dir=None):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--plot-dir", help="save a plot of the closed loop here")
-    main(parser.parse_args().plot_dir)
+    parser.add_argument("--quick", action="store_true",
+                        help=f"{QUICK_STEPS} closed-loop steps instead of {STEPS}")
+    args = parser.parse_args()
+    main(args.plot_dir, QUICK_STEPS if args.quick else STEPS)

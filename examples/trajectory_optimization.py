@@ -21,12 +21,13 @@ from casdyn.integrators import rk4_step
 from casdyn.plotting import save_trajectory_plot
 
 N, DURATION = 40, 2.0  # intervals, seconds
+QUICK_N = 20  # --quick (the tests): fewer intervals
 SPEED_WEIGHT = 1.0  # (N m)^2 per (rad/s)^2
 START = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0])
 GOAL = np.array([1.4, 0.1, -0.6, -0.5, 0.5, 1.3, 0.6])
 
 
-def solve(robot: casdyn.RigidBodyTree):
+def solve(robot: casdyn.RigidBodyTree, N: int = N):
     n, h = robot.nq, DURATION / N
     step = rk4_step(robot, h).map(N, "thread", 2)
     opti = ca.Opti()
@@ -52,9 +53,9 @@ def solve(robot: casdyn.RigidBodyTree):
     return solution, solution.value(X), solution.value(U), seconds
 
 
-def main(plot_dir=None):
+def main(plot_dir=None, N=N):
     robot = casdyn.load_robot("kuka_iiwa14")
-    solution, X, U, seconds = solve(robot)
+    solution, X, U, seconds = solve(robot, N)
     n = robot.nq
     stats = solution.stats()
     print(f"{robot.name}: {n} joints, {N} intervals over {DURATION} s, "
@@ -85,4 +86,7 @@ def main(plot_dir=None):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--plot-dir", help="save a plot of the trajectory here")
-    main(parser.parse_args().plot_dir)
+    parser.add_argument("--quick", action="store_true",
+                        help=f"{QUICK_N} intervals instead of {N}")
+    args = parser.parse_args()
+    main(args.plot_dir, QUICK_N if args.quick else N)
