@@ -29,16 +29,15 @@ BATCH_CHUNK = 4096
 MAPPED_PER_THREAD = 8
 
 
+_FLOAT64 = np.dtype(float)
+
+
 class _Workspace(threading.local):
     """One thread's evaluators (their buffers are Pinocchio's ``Data``): threads never share
-    a buffer, so numeric calls from several threads give exactly the single-thread numbers."""
+    a buffer, so numeric calls from several threads give exactly the single-thread numbers.
+    :meth:`RigidBodyTree.compile` replaces the whole workspace, in every thread at once."""
 
     def __init__(self):
-        self.generation = -1
-        self.reset(0)
-
-    def reset(self, generation: int) -> None:
-        self.generation = generation
         # call-site key -> (Function key, SX Function, evaluator of it or its compiled twin)
         self.single: dict[tuple, tuple[tuple, ca.Function, NumericEvaluator]] = {}
         # (Function key, chunk size) -> evaluator of the numeric Function mapped over it
@@ -57,7 +56,6 @@ class RigidBodyTree:
         self._model = model
         self._functions = FunctionCache(model)
         self._compiled: dict[tuple, ca.Function] = {}  # Function key -> compiled twin
-        self._generation = 0  # bumped by compile(): every thread's evaluators are renewed
         self._workspace = _Workspace()
         self._home = _frozen(self.home_configuration())
         self._zeros = _frozen(np.zeros(model.nq))
@@ -283,7 +281,7 @@ class RigidBodyTree:
         compiled = export.cached_library(chosen, f"casdyn_{self.name}",
                                          pickle.dumps(self._model), directory)
         self._compiled.update(zip(keys, compiled, strict=True))
-        self._generation += 1
+        self._workspace = _Workspace()  # every thread's evaluators are made anew
         return self
 
     @property
@@ -337,13 +335,11 @@ class RigidBodyTree:
         """
         # fext=None selects the smaller variant without that input
         no_fext = values.get("fext", 0) is None
-        workspace = self._workspace
-        if workspace.generation != self._generation:
-            workspace.reset(self._generation)
+        evaluators = self._workspace.single
         call_key = (name, tuple(options.items()) if options else (), no_fext)
-        entry = workspace.single.get(call_key)
+        entry = evaluators.get(call_key)
         if entry is None:
-            entry = workspace.single[call_key] = self._entry(name, options, no_fext)
+            entry = evaluators[call_key] = self._entry(name, options, no_fext)
         key, function, evaluator = entry
         fast = self._evaluate_fast(evaluator, values)
         if fast is not None:
@@ -381,7 +377,7 @@ class RigidBodyTree:
             value = values.get(input_name)
             if value is None:
                 view[...] = self._default(input_name)
-            elif type(value) is np.ndarray and value.shape == shape and value.dtype.kind == "f":
+            elif type(value) is np.ndarray and value.shape == shape and value.dtype is _FLOAT64:
                 view[...] = value
             elif isinstance(value, list | tuple):
                 try:
