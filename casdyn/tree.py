@@ -251,7 +251,7 @@ class RigidBodyTree:
         several robots' libraries link into one program; the loaded Functions keep their
         names.
         """
-        chosen = self._chosen(functions)
+        chosen = [self._functions.get_key(key) for key in self._keys(functions)]
         prefix = identifier(self.name) if prefix is None else prefix
         loaded = export.export_functions(
             chosen, directory, f"casdyn_{self.name}", compile=compile, compiler=compiler,
@@ -275,8 +275,7 @@ class RigidBodyTree:
             functions = [(name, {"fext": f}) for name in ("inverse_dynamics", "forward_dynamics")
                          for f in (True, False)]
             functions += ["mass_matrix", "velocity_product", "gravity_torque", "center_of_mass"]
-        keys = list(dict.fromkeys(self._functions.key(name, **opts)
-                                  for name, opts in self._export_list(functions)))
+        keys = self._keys(functions)
         chosen = [self._functions.get_key(key) for key in keys]
         compiled = export.cached_library(chosen, f"casdyn_{self.name}",
                                          pickle.dumps(self._model), directory)
@@ -289,11 +288,10 @@ class RigidBodyTree:
         """Names of the Functions whose numeric calls run compiled code."""
         return tuple(self._functions.get_key(key).name() for key in self._compiled)
 
-    def _chosen(self, functions) -> list[ca.Function]:
-        """The distinct Functions an export list names, in its order."""
-        keys = dict.fromkeys(self._functions.key(name, **opts)
-                             for name, opts in self._export_list(functions))
-        return [self._functions.get_key(key) for key in keys]
+    def _keys(self, functions) -> list[tuple]:
+        """The keys of the distinct Functions an export list names, in its order."""
+        return list(dict.fromkeys(self._functions.key(name, **opts)
+                                  for name, opts in self._export_list(functions)))
 
     def _export_list(self, functions) -> list[tuple[str, dict]]:
         if functions is None:
@@ -301,8 +299,8 @@ class RigidBodyTree:
             plain = [n for n in FUNCTION_NAMES if "body" not in SIGNATURES[n][2]]
             per_body = [n for n in FUNCTION_NAMES if "body" in SIGNATURES[n][2]]
             return [(n, {}) for n in plain] + [(n, {"body": b}) for b in leaves for n in per_body]
-        if isinstance(functions, str | tuple) and (
-                isinstance(functions, str) or isinstance(functions[-1], dict)):
+        if isinstance(functions, str) or (isinstance(functions, tuple) and len(functions) == 2
+                                          and isinstance(functions[1], dict)):
             functions = [functions]  # one name or one (name, options) pair
         listed = []
         for item in functions:

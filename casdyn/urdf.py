@@ -119,13 +119,11 @@ def _parse_xml(data: str | bytes, label: str) -> tuple[ET.Element, dict[int, int
     A byte-order mark and white space before the XML declaration (which expat refuses)
     are skipped; line numbers still count from the start of the text.
     """
-    if isinstance(data, bytes):
-        data = data.removeprefix(_BOM.encode())
-        skipped = data[: len(data) - len(data.lstrip())].count(b"\n")
-    else:
-        data = data.removeprefix(_BOM)
-        skipped = data[: len(data) - len(data.lstrip())].count("\n")
-    data = data.lstrip()
+    as_bytes = isinstance(data, bytes)
+    data = data.removeprefix(_BOM.encode() if as_bytes else _BOM)
+    stripped = data.lstrip()
+    skipped = data[: len(data) - len(stripped)].count(b"\n" if as_bytes else "\n")
+    data = stripped
     parser = expat.ParserCreate()
     builder = ET.TreeBuilder()
     lines: dict[int, int] = {}
