@@ -248,8 +248,8 @@ class RigidBodyTree:
         ``compile`` is False). Files are ``casdyn_<robot>.c``, ``.h`` and
         ``libcasdyn_<robot>.so``; a failed export writes none. The C symbols are
         ``<prefix>_<Function name>`` (``prefix`` defaults to the robot's name), so that
-        several robots' libraries link into one program; the loaded Functions keep their
-        names.
+        several robots' libraries link into one program; ``prefix=""`` keeps the plain
+        names. The loaded Functions keep their names.
         """
         chosen = [self._functions.get_key(key) for key in self._keys(functions)]
         prefix = identifier(self.name) if prefix is None else prefix
