@@ -35,14 +35,18 @@ __all__ = [
 ]
 
 
-def load_urdf(source: str | os.PathLike, *, gravity=(0.0, 0.0, -9.81)) -> RigidBodyTree:
+def load_urdf(source: str | os.PathLike, *, gravity=(0.0, 0.0, -9.81),
+              floating_base: bool = False) -> RigidBodyTree:
     """Load a robot from a URDF file path or a string holding URDF XML.
 
-    ``gravity`` is the gravitational acceleration in the base (root link) frame.
+    ``gravity`` is the gravitational acceleration in the base frame: the root link's on a
+    fixed base, the world's with ``floating_base=True``, where a free joint
+    ``floating_base`` joins the world to the root link (see :class:`RigidBodyTree`).
     """
-    return RigidBodyTree(build_model(read_urdf(source), gravity))
+    return RigidBodyTree(build_model(read_urdf(source), gravity, bool(floating_base)))
 
 
-def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81)) -> RigidBodyTree:
+def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81),
+               floating_base: bool = False) -> RigidBodyTree:
     """Load a robot shipped with casdyn; :func:`robot_names` lists them."""
-    return load_urdf(robot_urdf(name), gravity=gravity)
+    return load_urdf(robot_urdf(name), gravity=gravity, floating_base=floating_base)

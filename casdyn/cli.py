@@ -10,13 +10,14 @@ from pathlib import Path
 from . import CasdynError, InputError, load_robot, load_urdf, robot_names
 from .errors import suggest
 from .functions import FUNCTION_NAMES
+from .joints import JOINT_TYPES
 from .tree import RigidBodyTree
 
 
-def _load(source: str) -> RigidBodyTree:
+def _load(source: str, floating_base: bool = False) -> RigidBodyTree:
     """A shipped robot name, or a path to a URDF file."""
     if source in robot_names():
-        return load_robot(source)
+        return load_robot(source, floating_base=floating_base)
     try:
         is_file = Path(source).is_file()
     except (OSError, ValueError):  # e.g. a name too long for the file system
@@ -27,21 +28,27 @@ def _load(source: str) -> RigidBodyTree:
             f"{shown!r} is neither a shipped robot nor a URDF file; "
             f"{suggest(source, robot_names())}"
         )
-    return load_urdf(source)
+    return load_urdf(source, floating_base=floating_base)
 
 
 def info(robot: RigidBodyTree) -> str:
     """A readable description: joints with limits, bodies with masses."""
     lower, upper = robot.position_limits
     lines = [
-        f"{robot.name}: {robot.nq} joints, {robot.n_bodies} bodies, base {robot.base_name!r}, "
-        f"total mass {robot.mass:.4g} kg, gravity {robot.gravity.tolist()} m/s^2",
+        f"{robot.name}: {len(robot.joint_names)} joints (nq={robot.nq}, nv={robot.nv}), "
+        f"{robot.n_bodies} bodies, total mass {robot.mass:.4g} kg, "
+        f"gravity {robot.gravity.tolist()} m/s^2",
+        robot.base_description,
         "",
-        f"{'joint':<28} {'type':<11} {'lower':>10} {'upper':>10}",
+        f"{'joint':<28} {'type':<11} {'q':>5} {'lower':>10} {'upper':>10}",
     ]
-    for joint, lo, hi in zip(robot.model.joints, lower, upper, strict=True):
+    for joint in robot.model.joints:
         kind = "continuous" if joint.continuous else joint.kind
-        lines.append(f"{joint.name:<28} {kind:<11} {lo:>10.4g} {hi:>10.4g}")
+        nq = JOINT_TYPES[joint.kind].nq
+        index = f"{joint.idx_q}" if nq == 1 else f"{joint.idx_q}:{joint.idx_q + nq}"
+        lo, hi = lower[joint.idx_q], upper[joint.idx_q]
+        limits = f"{lo:>10.4g} {hi:>10.4g}" if nq == 1 else f"{'':>10} {'':>10}"
+        lines.append(f"{joint.name:<28} {kind:<11} {index:>5} {limits}")
     lines += ["", f"{'body':<28} {'mass [kg]':>10}  moved by"]
     for body in robot.model.bodies:
         mover = robot.joint_names[body.joint] if body.joint >= 0 else "(fixed to the base)"
@@ -85,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     p_info = commands.add_parser("info", help="bodies, joints, limits and mass of a robot")
     shipped = ", ".join(robot_names())
     p_info.add_argument("robot", help=f"a shipped robot ({shipped}) or a URDF path")
+    floating = {"action": "store_true",
+                "help": "free root link: a 6-dof joint 'floating_base' from the world"}
+    p_info.add_argument("--floating-base", **floating)
     p_export = commands.add_parser(
         "export", help="generate C for a robot's functions, compile it and check it loads"
     )
@@ -98,14 +108,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     p_export.add_argument("--prefix", help="prefix of the C symbols (default: the robot name)")
     p_export.add_argument("--no-compile", action="store_true", help="write the C source only")
+    p_export.add_argument("--floating-base", **floating)
     p_demo = commands.add_parser("demo", help="the main demo: dynamics of a shipped robot")
     p_demo.add_argument("robot", nargs="?", default="ur5e", help="a shipped robot (default ur5e)")
     args = parser.parse_args(argv)
     try:
         if args.command == "info":
-            print(info(_load(args.robot)))
+            print(info(_load(args.robot, args.floating_base)))
         elif args.command == "export":
-            robot = _load(args.robot)
+            robot = _load(args.robot, args.floating_base)
             functions = [_parse_function(f) for f in args.functions] if args.functions else None
             exported = robot.export_c(args.out, functions, compile=not args.no_compile,
                                       prefix=args.prefix)

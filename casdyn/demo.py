@@ -15,7 +15,7 @@ def run(name: str = "ur5e") -> None:
     tool = robot.model.leaf_bodies()[-1]
     print(f"{robot}  (tool frame {tool!r}, {robot.mass:.3f} kg)")
     q = robot.random_configuration(0)
-    qd = np.full(robot.nq, 0.5)
+    qd = np.full(robot.nv, 0.5)
     print(f"state: q = {q}\n       qd = {qd}")
 
     weight = np.array([0, 0, 0, *(PAYLOAD_KG * robot.gravity)])  # base frame, through the tool
@@ -26,7 +26,7 @@ def run(name: str = "ur5e") -> None:
     print(f"holding torque, {PAYLOAD_KG} kg at {tool:<8} [N m]: "
           f"{robot.inverse_dynamics(q, fext=fext)}")
 
-    tau = robot.inverse_dynamics(q, qd, np.zeros(robot.nq), fext)
+    tau = robot.inverse_dynamics(q, qd, np.zeros(robot.nv), fext)
     qdd = robot.forward_dynamics(q, qd, tau, fext)
     print(f"forward(inverse(qdd = 0)) = {qdd}  (round trip)")
 

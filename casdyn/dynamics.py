@@ -19,7 +19,6 @@ from .spatial import (
     BodyInertia,
     FrameMotion,
     RigidInertia,
-    articulated_update,
     cross_motion,
 )
 
@@ -39,26 +38,28 @@ def rnea(model: Model, q: SX, qd: SX, qdd: SX, base_acceleration: SX | None = No
     states = joint_states(model, q)
     a_base = gravity_acceleration(model) if base_acceleration is None else base_acceleration
     base = FrameMotion(SX.zeros(3, 1), a_base[:3], a_base[3:])
-    n = model.nq
+    n = len(model.joints)
     motion: list = [None] * n  # body motions, body frames
     f: list = [None] * n  # body forces, body frames
     for i in model.order:
-        parent = model.joints[i].parent
-        motion[i] = states[i].propagate(base if parent < 0 else motion[parent], qd[i], qdd[i])
-        f[i] = BodyInertia(model.joints[i].inertia).force(motion[i])
-    tau = SX.zeros(n, 1)
+        joint, X = model.joints[i], states[i]
+        motion[i] = X.propagate(base if joint.parent < 0 else motion[joint.parent], qd[X.v],
+                                qdd[X.v])
+        f[i] = BodyInertia(joint.inertia).force(motion[i])
+    tau = SX.zeros(model.nv, 1)
     for i in reversed(model.order):
-        parent = model.joints[i].parent
-        tau[i] = states[i].project(f[i])
-        if parent >= 0:
-            f[parent] = f[parent] + states[i].force_to_parent(f[i])
+        joint, X = model.joints[i], states[i]
+        tau[X.v] = X.project(f[i])
+        if joint.parent >= 0:
+            f[joint.parent] = f[joint.parent] + X.force_to_parent(f[i])
     return tau
+
 
 
 def aba(model: Model, q: SX, qd: SX, tau: SX) -> SX:
     """Forward dynamics ``M^-1 (tau - C qd - g)`` (nv x 1), without external forces."""
     states = joint_states(model, q)
-    n = model.nq
+    n = len(model.joints)
     v: list = [None] * n  # body velocities, body frames
     c: list = [None] * n  # velocity-product accelerations, body frames
     IA: list = [None] * n  # articulated-body inertias (6x6), body frames
@@ -66,7 +67,7 @@ def aba(model: Model, q: SX, qd: SX, tau: SX) -> SX:
     for i in model.order:
         X, parent = states[i], model.joints[i].parent
         inertia = RigidInertia.constant(model.joints[i].inertia)
-        vJ = X.S(qd[i])
+        vJ = X.S(qd[X.v])
         if parent < 0:
             v[i], c[i] = vJ, SX.zeros(6, 1)
         else:
@@ -74,29 +75,22 @@ def aba(model: Model, q: SX, qd: SX, tau: SX) -> SX:
             c[i] = cross_motion(v[i], vJ)
         IA[i] = inertia.articulated()
         pA[i] = BodyInertia(model.joints[i].inertia).bias_force(v[i])
-    U: list = [None] * n
-    d: list = [None] * n
-    u: list = [None] * n
+    articulation: list = [None] * n
     for i in reversed(model.order):
         X, parent = states[i], model.joints[i].parent
-        k = X.index
-        U[i] = X.column(IA[i])
-        d[i] = U[i][k]
-        u[i] = tau[i] - X.project(pA[i])
+        articulation[i] = X.type.articulate(IA[i], tau[X.v] - X.project(pA[i]))
         if parent >= 0:
-            Ud = U[i] / d[i]
-            Ia = articulated_update(IA[i], U[i], Ud, k)
-            pa = pA[i] + ca.mtimes(Ia, c[i]) + Ud * u[i]
+            Ia, pa = articulation[i].handed_on(IA[i], pA[i], c[i])
             IA[parent] = IA[parent] + X.articulated_to_parent(Ia)
             pA[parent] = pA[parent] + X.force_to_parent(pa)
     a_base = gravity_acceleration(model)
     a: list = [None] * n
-    qdd = SX.zeros(n, 1)
+    qdd = SX.zeros(model.nv, 1)
     for i in model.order:
         X, parent = states[i], model.joints[i].parent
         a_prime = X.motion_to_child(a_base if parent < 0 else a[parent]) + c[i]
-        qdd[i] = (u[i] - ca.dot(U[i], a_prime)) / d[i]
-        a[i] = a_prime + X.S(qdd[i])
+        qdd[X.v] = articulation[i].acceleration(a_prime)
+        a[i] = a_prime + X.S(qdd[X.v])
     return qdd
 
 
@@ -111,47 +105,44 @@ def crba(model: Model, q: SX) -> SX:
     a per-joint overhead (base poses, one transform) of about 100.
     """
     states = joint_states(model, q)
-    n = model.nq
-    composite = [RigidInertia.constant(joint.inertia) for joint in model.joints]
-    for i in reversed(model.order):
-        parent = model.joints[i].parent
-        if parent >= 0:
-            composite[parent] = composite[parent] + states[i].rigid_inertia_to_parent(
-                composite[i]
-            )
+    n = len(model.joints)
+    composite = model.subtree_sums(
+        [RigidInertia.constant(joint.inertia) for joint in model.joints],
+        lambda i, inertia: states[i].rigid_inertia_to_parent(inertia))
     in_base = crba_in_base_frame(model)
     if in_base:
         poses = base_poses(model, states)
-        axes = [_base_axis(states[j], poses[j]) for j in range(n)]
-    M = SX.zeros(n, n)
+        axes = [states[j].type.base_subspace(poses[j]) for j in range(n)]
+    M = SX.zeros(model.nv, model.nv)
     for i in range(n):
-        F = composite[i].apply(states[i].S(1))  # force for a unit rate of joint i
-        M[i, i] = states[i].project(F)
-        ancestors = model.support(i)[1:]
-        if in_base and ancestors:
-            F_base = poses[i].force_to_parent(F)
-            for j in ancestors:
-                M[i, j] = M[j, i] = ca.dot(axes[j], F_base)
-        elif ancestors:
-            child = i
-            for j in ancestors:
-                F = states[child].force_to_parent(F)
-                M[i, j] = M[j, i] = states[j].project(F)
-                child = j
+        # the force for a unit rate of each of joint i's velocities, one column each
+        columns = states[i].columns
+        S = states[i].S(SX.eye(len(columns))) if len(columns) > 1 else None
+        for k, column in enumerate(columns):
+            F = composite[i].apply(states[i].S(1) if S is None else S[:, k])
+            M[states[i].v, column] = states[i].project(F)
+            ancestors = model.support(i)[1:]
+            if in_base and ancestors:
+                F_base = poses[i].force_to_parent(F)
+                for j in ancestors:
+                    block = states[j].type.along(axes[j], F_base)
+                    M[states[j].v, column], M[column, states[j].v] = block, block.T
+            elif ancestors:
+                child = i
+                for j in ancestors:
+                    F = states[child].force_to_parent(F)
+                    block = states[j].project(F)
+                    M[states[j].v, column], M[column, states[j].v] = block, block.T
+                    child = j
+    return M
     return M
 
 
 def crba_in_base_frame(model: Model) -> bool:
     """Whether :func:`crba` takes the base-frame route: when the joint-ancestor pairs, at
     35 - 11 operations saved each, outweigh the per-joint overhead of about 100."""
-    pairs = sum(len(model.support(i)) - 1 for i in range(model.nq))
-    return pairs * (35 - 11) > 100 * model.nq
-
-
-def _base_axis(state, pose) -> SX:
-    """The joint's motion subspace in the base frame: ``[z; p x z]`` or ``[0; z]``."""
-    z = pose.R[:, 2]
-    return ca.vertcat(z, ca.cross(pose.p, z)) if state.revolute else ca.vertcat(SX.zeros(3, 1), z)
+    pairs = sum(len(model.support(i)) - 1 for i in range(len(model.joints)))
+    return pairs * (35 - 11) > 100 * len(model.joints)
 
 
 def external_torque(model: Model, q: SX, fext: SX) -> SX:
@@ -159,21 +150,16 @@ def external_torque(model: Model, q: SX, fext: SX) -> SX:
 
     ``fext`` is ``n_bodies x 6``; row b is a spatial force ``[n; f]`` on body b in the base
     frame, moment about the base origin. Being in one frame, the rows of a subtree just add;
-    joint i then takes the component along its base-frame axis ``S_i = [z; p x z]``.
+    joint i then takes the components along its base-frame motion subspace.
     """
     F = [SX.zeros(6, 1) for _ in model.joints]
     for b, body in enumerate(model.bodies):
         if body.joint >= 0:
             F[body.joint] = F[body.joint] + fext[b, :].T
-    for i in reversed(model.order):
-        parent = model.joints[i].parent
-        if parent >= 0:
-            F[parent] = F[parent] + F[i]
+    F = model.subtree_sums(F)
     states = joint_states(model, q)
     poses = base_poses(model, states)
-    Q = SX.zeros(model.nq, 1)
-    for i in range(model.nq):
-        z, p = poses[i].R[:, 2], poses[i].p
-        n, f = F[i][:3], F[i][3:]
-        Q[i] = ca.dot(z, n - ca.cross(p, f)) if states[i].revolute else ca.dot(z, f)
+    Q = SX.zeros(model.nv, 1)
+    for i, state in enumerate(states):
+        Q[state.v] = state.type.project_base(poses[i], F[i])
     return Q

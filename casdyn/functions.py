@@ -7,16 +7,20 @@ exported with CasADi's code generator.
 
 from __future__ import annotations
 
+import math
 import threading
 from functools import cached_property
 
 import casadi as ca
+import numpy as np
 
-from . import dynamics, kinematics
+from . import configuration, dynamics, kinematics
 from .errors import InputError, ModelError, unknown_name
 from .grouping import grouped
+from .joints import JOINT_TYPES
 from .model import Model
 from .names import function_name
+from .reframe import sparsify_frames
 from .spatial import SX
 
 # name -> (input names, output names, accepted options with their defaults)
@@ -36,30 +40,41 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, object]]
     "forward_dynamics_derivatives": (
         ("q", "qd", "tau", "fext"), ("dqdd_dq", "dqdd_dqd", "dqdd_dtau"), {"fext": True}
     ),
+    "integrate": (("q", "v"), ("q_next",), {"dt": 1.0}),
+    "difference": (("q0", "q1"), ("v",), {}),
 }
 FUNCTION_NAMES = tuple(SIGNATURES)
 # outputs that are vectors: 1-D NumPy arrays in numeric results, whatever their length
-VECTOR_OUTPUTS = frozenset({"tau", "qdd", "c", "g", "com"})
+VECTOR_OUTPUTS = frozenset({"tau", "qdd", "c", "g", "com", "q_next", "v"})
 
 
-class _Cores:
-    """What the joint-space dynamics functions share: the model with grouped inertias
-    (:mod:`casdyn.grouping`; same dynamics, sparser constants), and RNEA on it as an SX
-    Function of (q, qd, qdd, base acceleration), built once and inlined (by calling it on SX
-    arguments, where CasADi drops whatever constant zeros make vanish) into inverse
-    dynamics, the velocity product and the gravity torque."""
+class _Stages:
+    """The models the algorithms run on, derived from the URDF model, and what the
+    joint-space dynamics functions share:
+
+    * ``reframed`` (:mod:`casdyn.reframe`): joint frames turned and slid along their axes
+      (DH-like or centre-of-mass-aligned) where that makes constants sparser; bodies keep
+      their URDF frames, so every result is unchanged. All Functions run on it.
+    * ``grouped`` (:mod:`casdyn.grouping`): inertias grouped towards the base; the same
+      joint-space dynamics (``M``, ``C qd``, ``g``) from sparser constants, the body forces
+      inside differ. The joint-space dynamics run on it.
+    * ``rnea``: RNEA on ``grouped`` as an SX Function of (q, qd, qdd, base acceleration),
+      built once and inlined (by calling it on SX arguments, where CasADi drops whatever
+      constant zeros make vanish) into inverse dynamics, velocity product and gravity torque.
+    """
 
     def __init__(self, model: Model):
-        self.model = grouped(model)
+        self.reframed = sparsify_frames(model)
+        self.grouped = grouped(self.reframed)
 
     @cached_property
     def rnea(self) -> ca.Function:
         """(q, qd, qdd, base_acceleration[6]) -> tau, without external forces."""
-        n = self.model.nq
-        q, qd, qdd = SX.sym("q", n), SX.sym("qd", n), SX.sym("qdd", n)
+        model = self.grouped
+        q, qd, qdd = SX.sym("q", model.nq), SX.sym("qd", model.nv), SX.sym("qdd", model.nv)
         a_base = SX.sym("a_base", 6)
         return ca.Function("rnea", [q, qd, qdd, a_base],
-                           [dynamics.rnea(self.model, q, qd, qdd, a_base)])
+                           [dynamics.rnea(model, q, qd, qdd, a_base)])
 
 
 class FunctionCache:
@@ -74,7 +89,7 @@ class FunctionCache:
         self.model = model
         self._functions: dict[tuple, ca.Function] = {}
         self._names: set[str] = set()
-        self._cores = _Cores(model)
+        self._stages = _Stages(model)
         self._lock = threading.RLock()
 
     def key(self, name: str, **options) -> tuple:
@@ -104,8 +119,8 @@ class FunctionCache:
         if options.get("fext") is False:
             # the variant without fext: the full function with fext = 0, inlined
             full = self.get_key((name, *sorted({**options, "fext": True}.items())))
-            return without_fext(full, c_name, name, self.model)
-        return _build_function(self.model, c_name, name, options, self._cores)
+            return without_fext(full, c_name, name, self._stages.reframed)
+        return _build_function(self._stages.reframed, c_name, name, options, self._stages)
 
 
 def _resolve_options(model: Model, name: str, options: dict) -> dict:
@@ -127,25 +142,33 @@ def _resolve_options(model: Model, name: str, options: dict) -> dict:
         model.body_index(resolved["relative_to"], allow_base=True)
     if "fext" in accepted and not isinstance(resolved["fext"], bool):
         raise InputError(f"option fext of {name!r} must be True or False")
+    if "dt" in accepted:
+        dt = resolved["dt"]
+        if isinstance(dt, bool) or not isinstance(dt, int | float) or not math.isfinite(dt):
+            raise InputError(f"option dt of {name!r} must be a finite number, got {dt!r}")
+        resolved["dt"] = float(dt)
     return resolved
 
 
 def _build_function(model: Model, c_name: str, name: str, options: dict,
-                    cores: _Cores) -> ca.Function:
+                    stages: _Stages) -> ca.Function:
     """The SX Function ``name`` for ``model``, with options already resolved, called
     ``c_name``. Variants with ``fext=False`` are not built here: :class:`FunctionCache`
     derives them from the full function with :func:`without_fext`."""
-    n, nb = model.nq, len(model.bodies)
+    nv, nb = model.nv, len(model.bodies)
     symbols = {
-        "q": SX.sym("q", n),
-        "qd": SX.sym("qd", n),
-        "qdd": SX.sym("qdd", n),
-        "tau": SX.sym("tau", n),
+        "q": SX.sym("q", model.nq),
+        "qd": SX.sym("qd", nv),
+        "qdd": SX.sym("qdd", nv),
+        "tau": SX.sym("tau", nv),
         "fext": SX.sym("fext", nb, 6),
         "wrench": SX.sym("wrench", 6),
+        "v": SX.sym("v", nv),
+        "q0": SX.sym("q0", model.nq),
+        "q1": SX.sym("q1", model.nq),
     }
     inputs = list(SIGNATURES[name][0])
-    outputs = _BUILDERS[name](model, symbols, options, cores)
+    outputs = _BUILDERS[name](model, symbols, options, stages)
     return _sx_function(model, c_name, name, [symbols[i] for i in inputs], outputs, inputs,
                         list(SIGNATURES[name][1]))
 
@@ -188,76 +211,111 @@ def _sx_function(model: Model, c_name: str, name: str, inputs: list, outputs: li
     return ca.Function(*args, {"cse": cse})
 
 
-def _inverse_dynamics(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
-    tau = cores.rnea(s["q"], s["qd"], s["qdd"], dynamics.gravity_acceleration(model))
+def _inverse_dynamics(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
+    tau = stages.rnea(s["q"], s["qd"], s["qdd"], dynamics.gravity_acceleration(model))
     return [tau - dynamics.external_torque(model, s["q"], s["fext"])]
 
 
-def _forward_dynamics(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
+def _forward_dynamics(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     massless = model.joints_moving_no_inertia()
     if massless:
         raise ModelError(
             f"forward dynamics of {model.name!r} is undefined: joint {massless[0]!r} moves "
             "no mass or inertia, so the mass matrix is singular"
         )
+    _check_mass_matrix_regular(stages)
     tau = s["tau"] + dynamics.external_torque(model, s["q"], s["fext"])
-    return [dynamics.aba(cores.model, s["q"], s["qd"], tau)]
+    return [dynamics.aba(stages.grouped, s["q"], s["qd"], tau)]
+
+
+def _check_mass_matrix_regular(stages: _Stages) -> None:
+    """Refuse forward dynamics where ``M`` is singular at two random configurations: a
+    motion that moves no mass although every subtree has some (e.g. a massless root link
+    on a floating base with a single joint below it, whose axis the free joint repeats)."""
+    model = stages.grouped
+    if model.nv == 0:
+        return
+    q = SX.sym("q", model.nq)
+    mass_matrix = ca.Function("M", [q], [dynamics.crba(model, q)])
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        M = np.array(mass_matrix(configuration.random(model, rng, bounded=True)))
+        eigenvalues, vectors = np.linalg.eigh(M)
+        if eigenvalues[0] > 1e-12 * max(eigenvalues[-1], 1e-300):
+            return
+    null = np.abs(vectors[:, 0])
+    names = [j.name for j in model.joints if np.any(
+        null[j.idx_v : j.idx_v + JOINT_TYPES[j.kind].nv] > 0.1 * null.max())]
+    raise ModelError(
+        f"forward dynamics of {model.name!r} is undefined: the mass matrix is singular; a "
+        f"motion of joints {', '.join(map(repr, names))} together moves no mass (e.g. a "
+        "massless link whose only joint repeats a motion of the joint above it)"
+    )
 
 
 def _inverse_dynamics_partials(model: Model, s: dict, options: dict,
-                               cores: _Cores) -> list[SX]:
-    """d tau / dq and d tau / dqd of inverse dynamics, by CasADi's AD on its SX graph."""
-    (tau,) = _inverse_dynamics(model, s, options, cores)
-    return [ca.jacobian(tau, s["q"]), ca.jacobian(tau, s["qd"])]
+                               stages: _Stages) -> list[SX]:
+    """d tau / dq (in the tangent space, nv columns) and d tau / dqd of inverse dynamics, by
+    CasADi's AD on its SX graph."""
+    (tau,) = _inverse_dynamics(model, s, options, stages)
+    return [in_tangent_space(model, ca.jacobian(tau, s["q"]), s["q"]),
+            ca.jacobian(tau, s["qd"])]
+
+
+def in_tangent_space(model: Model, jacobian: SX, q: SX) -> SX:
+    """A Jacobian with respect to ``q`` (k x nq) as the derivative along ``q ⊕ v`` at
+    ``v = 0`` (k x nv): unchanged where every joint has ``nq == nv`` and plain addition."""
+    T = configuration.tangent_map(model, q)
+    return jacobian if T is None else ca.mtimes(jacobian, T)
 
 
 def _inverse_dynamics_derivatives(model: Model, s: dict, options: dict,
-                                  cores: _Cores) -> list[SX]:
+                                  stages: _Stages) -> list[SX]:
     """d tau / d(q, qd) by AD; d tau / d qdd is the mass matrix, from CRBA (smaller than AD
     through RNEA)."""
-    return [*_inverse_dynamics_partials(model, s, options, cores),
-            dynamics.crba(cores.model, s["q"])]
+    return [*_inverse_dynamics_partials(model, s, options, stages),
+            dynamics.crba(stages.grouped, s["q"])]
 
 
 def _forward_dynamics_derivatives(model: Model, s: dict, options: dict,
-                                  cores: _Cores) -> list[SX]:
+                                  stages: _Stages) -> list[SX]:
     """d qdd / d(q, qd, tau) from the inverse dynamics' derivatives (Carpentier & Mansard,
     "Analytical derivatives of rigid body dynamics algorithms", RSS 2018): differentiating
     ``ID(q, qd, FD(q, qd, tau)) = tau`` gives ``d qdd/dq = -M^-1 d ID/dq`` and
     ``d qdd/dqd = -M^-1 d ID/dqd`` at ``qdd = FD(...)``, and ``d qdd/dtau = M^-1``. The
     graphs come out about a third smaller than AD through ABA (measured, without fext: UR5e
     5,092 vs 7,776 instructions, 12-link benchmark chain 51,983 vs 82,892)."""
-    (qdd,) = _forward_dynamics(model, s, options, cores)
+    (qdd,) = _forward_dynamics(model, s, options, stages)
     M_inv = ca.jacobian(qdd, s["tau"])
-    at = {**s, "qdd": SX.sym("at_qdd", model.nq)}  # ID at a free qdd, then qdd = FD(...)
-    partials = ca.substitute(_inverse_dynamics_partials(model, at, options, cores),
+    at = {**s, "qdd": SX.sym("at_qdd", model.nv)}  # ID at a free qdd, then qdd = FD(...)
+    partials = ca.substitute(_inverse_dynamics_partials(model, at, options, stages),
                              [at["qdd"]], [qdd])
     return [-ca.mtimes(M_inv, partials[0]), -ca.mtimes(M_inv, partials[1]), M_inv]
 
 
-def _velocity_product(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
-    zero = SX.zeros(model.nq, 1)
-    return [cores.rnea(s["q"], s["qd"], zero, SX.zeros(6, 1))]
+def _velocity_product(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
+    zero = SX.zeros(model.nv, 1)
+    return [stages.rnea(s["q"], s["qd"], zero, SX.zeros(6, 1))]
 
 
-def _gravity_torque(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
-    zero = SX.zeros(model.nq, 1)
-    return [cores.rnea(s["q"], zero, zero, dynamics.gravity_acceleration(model))]
+def _gravity_torque(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
+    zero = SX.zeros(model.nv, 1)
+    return [stages.rnea(s["q"], zero, zero, dynamics.gravity_acceleration(model))]
 
 
-def _geometric_jacobian(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
+def _geometric_jacobian(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
     return [kinematics.geometric_jacobian(model, s["q"], body)]
 
 
-def _get_transform(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
+def _get_transform(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
     reference = options["relative_to"]
     reference = -1 if reference is None else model.body_index(reference, allow_base=True)
     return [kinematics.relative_transform(model, s["q"], body, reference).matrix()]
 
 
-def _external_force(model: Model, s: dict, options: dict, cores: _Cores) -> list[SX]:
+def _external_force(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     """Row = [R n + p x (R f); R f]: a body-frame wrench as a base-frame spatial force."""
     body = model.body_index(options["body"])
     pose = kinematics.relative_transform(model, s["q"], body, -1)
@@ -269,18 +327,28 @@ def _external_force(model: Model, s: dict, options: dict, cores: _Cores) -> list
     return [fext]
 
 
+def _integrate(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
+    return [configuration.integrate(model, s["q"], s["v"] * options["dt"])]
+
+
+def _difference(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
+    return [configuration.difference(model, s["q0"], s["q1"])]
+
+
 _BUILDERS = {
     "inverse_dynamics": _inverse_dynamics,
     "forward_dynamics": _forward_dynamics,
-    "mass_matrix": lambda model, s, options, cores: [dynamics.crba(cores.model, s["q"])],
+    "mass_matrix": lambda model, s, options, stages: [dynamics.crba(stages.grouped, s["q"])],
     "velocity_product": _velocity_product,
     "gravity_torque": _gravity_torque,
     "geometric_jacobian": _geometric_jacobian,
     "get_transform": _get_transform,
-    "center_of_mass": lambda model, s, options, cores: list(
+    "center_of_mass": lambda model, s, options, stages: list(
         kinematics.center_of_mass(model, s["q"])
     ),
     "external_force": _external_force,
     "inverse_dynamics_derivatives": _inverse_dynamics_derivatives,
     "forward_dynamics_derivatives": _forward_dynamics_derivatives,
+    "integrate": _integrate,
+    "difference": _difference,
 }

@@ -6,6 +6,9 @@ models of tree structure robots", IEEE J. Robotics and Automation 3(6), 1987; Ga
 Khalil, "Direct calculation of minimum set of inertial parameters of serial robots", IEEE
 Trans. Robotics and Automation 6(3), 1990):
 
+Which part that is depends on the joint type (``JointType.split`` in
+:mod:`casdyn.joints`):
+
 * revolute joint (axis z): an *axial* part -- the body's whole mass placed on the axis,
   with the z part of its first moment and rotational inertia ``diag(a, a, 0)`` about the
   frame origin. Its kinetic and potential energy depend on neither ``q_i`` nor ``qd_i``
@@ -27,26 +30,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
-
-from .model import Inertia, Model
-
-
-def _split(kind: str, inertia: Inertia) -> tuple[Inertia, Inertia]:
-    """(the part joint ``kind`` cannot tell from its parent's, the remainder), summing to
-    ``inertia``; the entries the split zeroes come out exactly zero."""
-    if kind == "revolute":
-        a = inertia.rotational[1, 1]
-        h_z = inertia.first_moment[2]
-        axial = Inertia(inertia.mass, np.array([0.0, 0.0, h_z]), np.diag([a, a, 0.0]))
-        return axial, _difference(inertia, axial)
-    point = Inertia(inertia.mass, inertia.first_moment, np.zeros((3, 3)))
-    point = replace(point, rotational=-point.about_com)  # its own about_com is exactly zero
-    return _difference(inertia, point), point
-
-
-def _difference(a: Inertia, b: Inertia) -> Inertia:
-    return Inertia(a.mass - b.mass, a.first_moment - b.first_moment, a.rotational - b.rotational)
+from .joints import JOINT_TYPES
+from .model import Model
 
 
 def grouped(model: Model) -> Model:
@@ -54,7 +39,7 @@ def grouped(model: Model) -> Model:
     inertias = [joint.inertia for joint in model.joints]
     for i in reversed(model.order):
         joint = model.joints[i]
-        moved, inertias[i] = _split(joint.kind, inertias[i])
+        moved, inertias[i] = JOINT_TYPES[joint.kind].split(inertias[i])
         if joint.parent >= 0:
             inertias[joint.parent] = inertias[joint.parent] + moved.transformed(
                 joint.rotation, joint.translation

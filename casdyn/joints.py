@@ -1,75 +1,531 @@
-"""Joint models: the only place that knows joint types (Featherstone's ``jcalc``).
+"""Joint models: the only place that knows joint types (Featherstone's ``jcalc``, Pinocchio's
+``JointModel``).
 
-Every joint frame has the joint axis as z (see :mod:`casdyn.model`), so a revolute joint's
-motion subspace is ``S = [e_z; 0]`` and a prismatic joint's ``S = [0; e_z]``.
+A joint type says how many coordinates (``nq``) and velocities (``nv``) it has, how it moves
+its frame, its motion subspace ``S`` and how forces project on it, in the joint frame and in
+the base frame, its step of the articulated-body algorithm, which part of a body's inertia it
+cannot tell from its parent's (for :mod:`casdyn.grouping`), and its coordinates: neutral,
+random, ``integrate``, ``difference`` and the tangent map. The model (:mod:`casdyn.model`)
+stores a type name per joint; the algorithms ask the type.
+
+Velocities are body twists: every type's ``S`` is constant in the moved frame, made of unit
+columns, each a turn about or a slide along one axis of that frame (``dofs``). Every 1-dof
+joint frame has the joint axis as z (see :mod:`casdyn.model`), so a revolute joint's motion
+subspace is ``S = [e_z; 0]`` and a prismatic joint's ``S = [0; e_z]``, which keeps the graphs
+small. The types:
+
+=========== ==== ==== ====================================== ===============================
+type        nq   nv   q                                      qd (body twist of moved frame)
+=========== ==== ==== ====================================== ===============================
+revolute    1    1    angle about z (URDF continuous too)    dq/dt
+prismatic   1    1    displacement along z                   dq/dt
+planar      3    3    ``[x, y, theta]`` in the joint frame   ``[vx, vy, wz]``
+free        7    6    ``[x, y, z, qw, qx, qy, qz]``          ``[wx, wy, wz, vx, vy, vz]``
+=========== ==== ==== ====================================== ===============================
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import casadi as ca
+import numpy as np
 
-from .model import Joint
-from .spatial import SX, FrameMotion, RigidInertia, Transform
+from . import lie
+from .errors import InputError
+from .inertia import Inertia
+from .spatial import (
+    SX,
+    FrameMotion,
+    RigidInertia,
+    Transform,
+    articulated_update,
+    skew,
+    symmetrized,
+)
+
+if TYPE_CHECKING:
+    from .model import Joint
+
+TURN, SLIDE = "turn", "slide"
+
+
+class JointType:
+    """What every joint type provides. The motion subspace parts are written once, from
+    ``dofs``: the generic forms reduce, for one dof, to the 1-dof graphs."""
+
+    kind: str
+    nq: int = 1
+    nv: int = 1
+    dofs: tuple[tuple[str, int], ...]  # S's columns: (TURN or SLIDE, axis 0..2)
+    # the joint frame may be turned about and slid along z (casdyn.reframe) without changing
+    # what q means; a joint that turns about z may also take a constant turn into its angle
+    axial: bool = False
+    turns_about_z: bool = False
+
+    @property
+    def rows(self) -> tuple[int, ...]:
+        """The row of each column's unit entry in a spatial vector ``[w; v]``."""
+        return tuple(axis + (3 if kind == SLIDE else 0) for kind, axis in self.dofs)
+
+    # --- the joint's own motion ------------------------------------------------------------
+    def motion(self, joint: Joint, q: SX) -> Transform:
+        """The pose of the moved frame in the joint frame for coordinates ``q`` (nq x 1)."""
+        raise NotImplementedError
+
+    def propagate(self, parent: FrameMotion, state: JointState, qd: SX, qdd: SX) -> FrameMotion:
+        """The moved frame's classical motion from its parent frame's, for joint rates ``qd``
+        and accelerations ``qdd`` (Luh, Walker & Paul 1980, in the moved frame's axes): with
+        the relative twist ``(w_j, v_j) = S qd`` and ``S`` constant,
+        ``w = w_p + w_j``, ``alpha = alpha_p + w_p x w_j + dw_j``,
+        ``a = a_p + 2 w_p x v_j + dv_j + w_j x v_j`` (parent terms in the moved axes)."""
+        pose = state.pose()
+        RT = pose.RT
+        w_p, alpha_p = ca.mtimes(RT, parent.w), ca.mtimes(RT, parent.alpha)
+        a_p = ca.mtimes(RT, parent.point(pose.p))
+        rate, acceleration = self.S(qd), self.S(qdd)
+        w_j, v_j = rate[:3], rate[3:]
+        return FrameMotion(
+            w_p + w_j,
+            alpha_p + ca.cross(w_p, w_j) + acceleration[:3],
+            a_p + 2 * ca.cross(w_p, v_j) + acceleration[3:] + ca.cross(w_j, v_j),
+        )
+
+    # --- motion subspace in the moved frame -------------------------------------------------
+    def S(self, amount: SX) -> SX:
+        """``S * amount``: the joint's spatial motion (6 x 1) for joint rates ``amount``."""
+        entries = [SX(0)] * 6
+        rows = self.rows
+        for k, row in enumerate(rows):
+            entries[row] = amount if len(rows) == 1 else amount[k]
+        return ca.vertcat(*entries)
+
+    def project(self, force: SX) -> SX:
+        """``S^T f`` (nv x 1; nv x k for k force columns): the components along the joint."""
+        rows = self.rows
+        if len(rows) == 1:
+            return force[rows[0], :]
+        return ca.vertcat(*[force[r, :] for r in rows])
+
+    def column(self, inertia: SX) -> SX:
+        """``I S`` (6 x nv) for a 6x6 inertia."""
+        rows = self.rows
+        return inertia[:, rows[0]] if len(rows) == 1 else ca.horzcat(*[inertia[:, r]
+                                                                        for r in rows])
+
+    # --- motion subspace in the base frame ----------------------------------------------------
+    def base_subspace(self, pose: Transform) -> SX:
+        """``S`` in the base frame at the base origin (6 x nv), the moved frame at ``pose``."""
+        columns = []
+        for kind, axis in self.dofs:
+            a = pose.R[:, axis]
+            columns.append(ca.vertcat(a, ca.cross(pose.p, a)) if kind == TURN
+                           else ca.vertcat(SX.zeros(3, 1), a))
+        return ca.horzcat(*columns)
+
+    def along(self, subspace: SX, force: SX) -> SX:
+        """``subspace^T force`` for a :meth:`base_subspace` and a base-frame force."""
+        return ca.dot(subspace, force) if self.nv == 1 else ca.mtimes(subspace.T, force)
+
+    def project_base(self, pose: Transform, force: SX) -> SX:
+        """``S^T F`` (nv x 1) for a base-frame force ``F`` about the base origin (6 x 1)."""
+        moment = None
+        parts = []
+        for kind, axis in self.dofs:
+            a = pose.R[:, axis]
+            if kind == TURN:
+                if moment is None:
+                    moment = force[:3] - ca.cross(pose.p, force[3:])
+                parts.append(ca.dot(a, moment))
+            else:
+                parts.append(ca.dot(a, force[3:]))
+        return ca.vertcat(*parts)
+
+    def point_columns(self, pose: Transform, moment: SX, mass: float,
+                      per: float = 1.0) -> tuple[SX, SX]:
+        """``(J_w, J_v)`` (3 x nv each): the angular velocity and ``d(moment)/dt / per`` per
+        unit rate, for a first moment ``moment = mass * point`` (base frame) carried by the
+        joint; with ``mass = 1`` the geometric Jacobian columns of ``point``, with ``per``
+        the total mass the centre-of-mass Jacobian's."""
+        arm = None
+        angular, linear = [], []
+        for kind, axis in self.dofs:
+            a = pose.R[:, axis]
+            if kind == TURN:
+                if arm is None:
+                    arm = moment - mass * pose.p
+                angular.append(a)
+                linear.append(ca.cross(a, arm) if per == 1.0 else ca.cross(a, arm) / per)
+            else:
+                angular.append(SX.zeros(3, 1))
+                linear.append(a * (mass / per))
+        return ca.horzcat(*angular), ca.horzcat(*linear)
+
+    # --- articulated-body algorithm -----------------------------------------------------------
+    def articulate(self, IA: SX, u: SX) -> Articulation:
+        """The joint's step of ABA (RBDA table 7.1) for the articulated inertia ``IA`` of its
+        body and ``u = tau - S^T pA``: ``U = IA S``, ``D = S^T U``, solved by an LDL^T
+        factorisation (``D`` is symmetric positive definite)."""
+        U = self.column(IA)
+        return Articulation(U, self.project(U), u)
+
+    # --- inertial parameters ------------------------------------------------------------------
+    def split(self, inertia: Inertia) -> tuple[Inertia, Inertia]:
+        """``(unobservable, kept)``, summing to a body's inertia (joint frame): the part the
+        joint cannot tell from the same part on its parent body, which may move there without
+        changing the dynamics (Khalil & Kleinfinger 1987, see :mod:`casdyn.grouping`), and
+        the rest. Nothing moves by default."""
+        return Inertia.zero(), inertia
+
+    # --- coordinates ---------------------------------------------------------------------------
+    def limits(self, joint: Joint) -> tuple[np.ndarray, np.ndarray]:
+        """``(lower, upper)`` position limits, (nq,) each; infinite where there are none."""
+        return np.full(self.nq, -math.inf), np.full(self.nq, math.inf)
+
+    def neutral(self, joint: Joint) -> np.ndarray:
+        """The home coordinates (nq,)."""
+        return np.zeros(self.nq)
+
+    def sampling_box(self, joint: Joint) -> tuple[np.ndarray, np.ndarray]:
+        """``(low, high)``: a random configuration draws uniformly in this box, then
+        :meth:`from_box` turns the draw into coordinates."""
+        raise NotImplementedError
+
+    def from_box(self, sample: np.ndarray) -> np.ndarray:
+        """Coordinates (nq,) for a draw from :meth:`sampling_box`."""
+        return sample
+
+    def integrate(self, q: SX, v: SX) -> SX:
+        """``q ⊕ v`` (nq x 1): the coordinates after moving with the rates ``v`` for unit time."""
+        return q + v
+
+    def difference(self, q0: SX, q1: SX) -> SX:
+        """``q1 ⊖ q0`` (nv x 1): the ``v`` with ``integrate(q0, v) == q1``."""
+        return q1 - q0
+
+    def tangent(self, q: SX) -> SX | None:
+        """``d integrate(q, v) / dv`` at ``v = 0`` (nq x nv), with the unit quaternions of
+        ``q`` not normalised (so that chained with the derivative of a function that
+        normalises them, it gives the tangent-space derivative); None for the identity."""
+        return None
+
+
+class OneDof(JointType):
+    """A revolute or prismatic joint along z: the axial graphs, limits from the URDF."""
+
+    axial = True
+
+    def articulate(self, IA: SX, u: SX) -> Articulation:
+        k = self.rows[0]
+        return ScalarArticulation(IA[:, k], u, k)
+
+    def limits(self, joint: Joint) -> tuple[np.ndarray, np.ndarray]:
+        return np.array([joint.lower]), np.array([joint.upper])
+
+    def neutral(self, joint: Joint) -> np.ndarray:
+        """Zero clamped into the limits."""
+        return np.clip(np.zeros(1), joint.lower, joint.upper)
+
+    def sampling_box(self, joint: Joint) -> tuple[np.ndarray, np.ndarray]:
+        """Angles without finite limits take [-pi, pi]."""
+        lower, upper = joint.lower, joint.upper
+        if not (math.isfinite(lower) and math.isfinite(upper)):
+            lower, upper = max(lower, -math.pi), min(upper, math.pi)
+        return np.array([lower]), np.array([upper])
+
+
+class Revolute(OneDof):
+    """A rotation about z by ``q + offset`` (:mod:`casdyn.reframe` may fold a constant turn
+    about the axis into ``offset``). URDF ``continuous`` joints are revolute joints without
+    limits."""
+
+    kind = "revolute"
+    dofs = ((TURN, 2),)
+    turns_about_z = True
+
+    def motion(self, joint: Joint, q: SX) -> Transform:
+        angle = q + joint.offset if joint.offset else q
+        return Transform.rotation_z(ca.cos(angle), ca.sin(angle))
+
+    def propagate(self, parent: FrameMotion, state: JointState, qd: SX, qdd: SX) -> FrameMotion:
+        RT, RzT = state.tree.RT, state.motion.RT
+        w = ca.mtimes(RzT, ca.mtimes(RT, parent.w))
+        alpha = ca.mtimes(RzT, ca.mtimes(RT, parent.alpha))
+        origin = ca.mtimes(RzT, ca.mtimes(RT, parent.point(state.tree.p)))
+        # alpha + w x (qd e_z) + qdd e_z
+        return FrameMotion(w + ca.vertcat(0, 0, qd),
+                           alpha + ca.vertcat(w[1] * qd, -w[0] * qd, qdd), origin)
+
+    def split(self, inertia: Inertia) -> tuple[Inertia, Inertia]:
+        """The axial part moves: the whole mass on the axis, the z first moment and
+        ``diag(a, a, 0)`` with ``a = I_yy``, so that the body keeps no mass, ``h_z = 0`` and
+        ``I_yy = 0`` (entries the split zeroes come out exactly zero)."""
+        a = inertia.rotational[1, 1]
+        axial = Inertia(inertia.mass, np.array([0.0, 0.0, inertia.first_moment[2]]),
+                        np.diag([a, a, 0.0]))
+        return axial, inertia - axial
+
+
+class Prismatic(OneDof):
+    """A translation along z by ``q``."""
+
+    kind = "prismatic"
+    dofs = ((SLIDE, 2),)
+
+    def motion(self, joint: Joint, q: SX) -> Transform:
+        return Transform.translation_z(q)
+
+    def propagate(self, parent: FrameMotion, state: JointState, qd: SX, qdd: SX) -> FrameMotion:
+        RT = state.tree.RT
+        w, alpha = ca.mtimes(RT, parent.w), ca.mtimes(RT, parent.alpha)
+        origin = ca.mtimes(RT, parent.point(state.tree.p))
+        # the origin slides by q e_z: its acceleration gains U q e_z, 2 w x (qd e_z), qdd e_z
+        slid = FrameMotion(w, alpha, origin).point(state.motion.p)
+        twice = 2 * qd
+        return FrameMotion(w, alpha, slid + ca.vertcat(w[1] * twice, -w[0] * twice, qdd))
+
+    def split(self, inertia: Inertia) -> tuple[Inertia, Inertia]:
+        """The rotational inertia about the centre of mass moves (the body does not turn
+        relative to its parent); the body keeps a point mass, built so that its own
+        ``about_com`` is exactly zero."""
+        point = Inertia(inertia.mass, inertia.first_moment, np.zeros((3, 3)))
+        point = Inertia(point.mass, point.first_moment, -point.about_com)
+        return inertia - point, point
+
+    def sampling_box(self, joint: Joint) -> tuple[np.ndarray, np.ndarray]:
+        if not (math.isfinite(joint.lower) and math.isfinite(joint.upper)):
+            raise InputError(
+                f"prismatic joint {joint.name!r} has no finite limits to sample within")
+        return np.array([joint.lower]), np.array([joint.upper])
+
+
+class Planar(JointType):
+    """URDF ``planar``: a translation ``(x, y)`` in the plane normal to the axis (z of the
+    joint frame), then a turn by ``theta`` about the normal. Velocities ``[vx, vy, wz]`` are
+    the moved frame's body twist (as Pinocchio's ``JointModelPlanar``), so ``d(x, y)/dt`` is
+    ``Rz(theta) [vx, vy]`` and :meth:`integrate` is SE(2)'s exponential. The joint frame's x
+    and y are those of the URDF joint frame when the axis is z; otherwise see
+    :func:`casdyn.model.axis_alignment`."""
+
+    kind = "planar"
+    nq = nv = 3
+    dofs = ((SLIDE, 0), (SLIDE, 1), (TURN, 2))
+
+    def motion(self, joint: Joint, q: SX) -> Transform:
+        turn = Transform.rotation_z(ca.cos(q[2]), ca.sin(q[2]))
+        return Transform(turn.R, ca.vertcat(q[0], q[1], 0))
+
+    def sampling_box(self, joint: Joint) -> tuple[np.ndarray, np.ndarray]:
+        """``x, y`` in [-1, 1], ``theta`` in [-pi, pi]."""
+        return np.array([-1.0, -1.0, -math.pi]), np.array([1.0, 1.0, math.pi])
+
+    def integrate(self, q: SX, v: SX) -> SX:
+        return lie.se2_integrate(q[0], q[1], q[2], v)
+
+    def difference(self, q0: SX, q1: SX) -> SX:
+        return lie.se2_difference(q0, q1)
+
+    def tangent(self, q: SX) -> SX:
+        c, s = ca.cos(q[2]), ca.sin(q[2])
+        return ca.vertcat(ca.horzcat(c, -s, 0), ca.horzcat(s, c, 0), ca.horzcat(0, 0, 1))
+
+
+class Free(JointType):
+    """A free (6-dof) joint, the floating base: ``q = [x, y, z, qw, qx, qy, qz]`` (origin of
+    the moved frame and its orientation, a quaternion of any nonzero norm, in the joint
+    frame), ``qd = [w; v]`` the moved frame's body twist, :meth:`integrate` SE(3)'s
+    exponential (as Pinocchio's ``JointModelFreeFlyer``, whose ``q`` has the quaternion
+    scalar last and whose ``v`` is linear first)."""
+
+    kind = "free"
+    nq, nv = 7, 6
+    dofs = ((TURN, 0), (TURN, 1), (TURN, 2), (SLIDE, 0), (SLIDE, 1), (SLIDE, 2))
+
+    def motion(self, joint: Joint, q: SX) -> Transform:
+        return Transform(lie.rotation_matrix(q[3:]), q[:3])
+
+    def S(self, amount: SX) -> SX:
+        return amount
+
+    def project(self, force: SX) -> SX:
+        return force
+
+    def column(self, inertia: SX) -> SX:
+        return inertia
+
+    def base_subspace(self, pose: Transform) -> SX:
+        """``[R 0; p x R  R]``."""
+        return ca.blockcat([[pose.R, SX.zeros(3, 3)], [ca.mtimes(skew(pose.p), pose.R),
+                                                         pose.R]])
+
+    def project_base(self, pose: Transform, force: SX) -> SX:
+        moment = force[:3] - ca.cross(pose.p, force[3:])
+        return ca.vertcat(ca.mtimes(pose.RT, moment), ca.mtimes(pose.RT, force[3:]))
+
+    def point_columns(self, pose: Transform, moment: SX, mass: float,
+                      per: float = 1.0) -> tuple[SX, SX]:
+        arm = (moment - mass * pose.p) / per
+        return (ca.horzcat(pose.R, SX.zeros(3, 3)),
+                ca.horzcat(-ca.mtimes(skew(arm), pose.R), (mass / per) * pose.R))
+
+    def articulate(self, IA: SX, u: SX) -> Articulation:
+        return FreeArticulation(IA, u)
+
+    def neutral(self, joint: Joint) -> np.ndarray:
+        return np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
+
+    def sampling_box(self, joint: Joint) -> tuple[np.ndarray, np.ndarray]:
+        """Position in [-1, 1]^3, then three uniforms for Shoemake's uniform rotation."""
+        return np.array([-1.0, -1.0, -1.0, 0.0, 0.0, 0.0]), np.ones(6)
+
+    def from_box(self, sample: np.ndarray) -> np.ndarray:
+        """K. Shoemake, "Uniform random rotations", Graphics Gems III (1992)."""
+        u1, u2, u3 = sample[3:]
+        a, b = math.sqrt(1 - u1), math.sqrt(u1)
+        quaternion = [b * math.cos(2 * math.pi * u3), a * math.sin(2 * math.pi * u2),
+                      a * math.cos(2 * math.pi * u2), b * math.sin(2 * math.pi * u3)]
+        return np.concatenate([sample[:3], quaternion])
+
+    def integrate(self, q: SX, v: SX) -> SX:
+        return ca.vertcat(*lie.se3_integrate(q[:3], q[3:], v))
+
+    def difference(self, q0: SX, q1: SX) -> SX:
+        return lie.se3_difference(q0[:3], q0[3:], q1[:3], q1[3:])
+
+    def tangent(self, q: SX) -> SX:
+        """``[0 R; Q/2 0]``: the position moves with ``R v``, the quaternion with
+        ``q [0; w] / 2``."""
+        w, x, y, z = ca.vertsplit(q[3:])
+        half = ca.vertcat(ca.horzcat(-x, -y, -z), ca.horzcat(w, -z, y),
+                          ca.horzcat(z, w, -x), ca.horzcat(-y, x, w)) / 2
+        R = lie.rotation_matrix(q[3:])
+        return ca.blockcat([[SX.zeros(3, 3), R], [half, SX.zeros(4, 3)]])
+
+
+JOINT_TYPES: dict[str, JointType] = {
+    t.kind: t for t in (Revolute(), Prismatic(), Planar(), Free())
+}
+
+
+class LDLT:
+    """``D = L diag(d) L^T`` of a small symmetric positive definite SX matrix (no pivoting),
+    to solve with ``D`` and to form ``D^-1`` products without an explicit inverse."""
+
+    def __init__(self, D: SX):
+        n = D.size1()
+        L = [[None] * n for _ in range(n)]
+        d = [None] * n
+        for j in range(n):
+            d[j] = D[j, j] - sum((L[j][k] * L[j][k] * d[k] for k in range(j)), SX(0))
+            for i in range(j + 1, n):
+                L[i][j] = (D[i, j] - sum((L[i][k] * L[j][k] * d[k] for k in range(j)),
+                                         SX(0))) / d[j]
+        self.n, self.L, self.d = n, L, d
+
+    def solve(self, b: SX) -> SX:
+        """``D^-1 b`` for ``b`` (n x m)."""
+        n, L = self.n, self.L
+        columns = []
+        for c in range(b.size2()):
+            y = [None] * n
+            for i in range(n):
+                y[i] = b[i, c] - sum((L[i][k] * y[k] for k in range(i)), SX(0))
+            x = [None] * n
+            for i in reversed(range(n)):
+                x[i] = y[i] / self.d[i] - sum((L[k][i] * x[k] for k in range(i + 1, n)),
+                                              SX(0))
+            columns.append(ca.vertcat(*x))
+        return ca.horzcat(*columns)
+
+
+class Articulation:
+    """A joint's step of ABA: ``U = IA S``, ``D = S^T IA S`` (factorised) and
+    ``u = tau - S^T pA``."""
+
+    def __init__(self, U: SX, D: SX, u: SX):
+        self.U, self.D, self.u = U, LDLT(D), u
+
+    def handed_on(self, IA: SX, pA: SX, c: SX) -> tuple[SX, SX]:
+        """``(Ia, pa)``: what the parent body sees, ``IA - U D^-1 U^T`` and
+        ``pA + Ia c + U D^-1 u`` (RBDA eq. 7.41-7.42), in this body's frame."""
+        Ia = symmetrized(IA - ca.mtimes(self.U, self.D.solve(self.U.T)))
+        return Ia, pA + ca.mtimes(Ia, c) + ca.mtimes(self.U, self.D.solve(self.u))
+
+    def acceleration(self, a_prime: SX) -> SX:
+        """``qdd = D^-1 (u - U^T a')`` for the body's acceleration ``a'`` before the joint's."""
+        return self.D.solve(self.u - ca.mtimes(self.U.T, a_prime))
+
+
+class ScalarArticulation(Articulation):
+    """One dof along row ``k``: ``D = U[k]`` is a number and ``Ia`` has row and column k
+    exactly zero."""
+
+    def __init__(self, U: SX, u: SX, k: int):
+        self.U, self.u, self.k = U, u, k
+
+    def handed_on(self, IA: SX, pA: SX, c: SX) -> tuple[SX, SX]:
+        Ud = self.U / self.U[self.k]
+        Ia = articulated_update(IA, self.U, Ud, self.k)
+        return Ia, pA + ca.mtimes(Ia, c) + Ud * self.u
+
+    def acceleration(self, a_prime: SX) -> SX:
+        return (self.u - ca.dot(self.U, a_prime)) / self.U[self.k]
+
+
+class FreeArticulation(Articulation):
+    """Six dofs, ``S = 1``: ``U = D = IA``, so the parent sees no inertia (``Ia = 0``) but
+    the joint's own force ``pA + u``, and ``qdd = IA^-1 u - a'``."""
+
+    def __init__(self, IA: SX, u: SX):
+        super().__init__(IA, IA, u)
+
+    def handed_on(self, IA: SX, pA: SX, c: SX) -> tuple[SX, SX]:
+        return SX.zeros(6, 6), pA + self.u
+
+    def acceleration(self, a_prime: SX) -> SX:
+        return self.D.solve(self.u) - a_prime
 
 
 @dataclass(frozen=True)
 class JointState:
-    """A joint evaluated at one ``q_i``: its constant tree transform followed by its motion."""
+    """A joint evaluated at its coordinates: its type, its constant tree transform and its
+    own motion. The algorithms reach the joint type only through it."""
 
-    revolute: bool
+    type: JointType
     tree: Transform  # constant pose of the joint frame at q = 0, in the parent frame
-    motion: Transform  # the joint's own motion about / along z
+    motion: Transform  # the joint's own motion
+    v: int | slice  # where its velocities are in qd, qdd, tau (an index for one: a scalar)
 
     @staticmethod
-    def at(joint: Joint, qi: SX) -> JointState:
+    def at(joint: Joint, q: SX) -> JointState:
+        """The state of ``joint`` for the model's whole coordinate vector ``q``."""
+        kind = JOINT_TYPES[joint.kind]
+        qi = q[joint.idx_q] if kind.nq == 1 else q[joint.idx_q : joint.idx_q + kind.nq]
+        v = joint.idx_v if kind.nv == 1 else slice(joint.idx_v, joint.idx_v + kind.nv)
         tree = Transform.constant(joint.rotation, joint.translation)
-        if joint.kind == "revolute":
-            angle = qi + joint.offset if joint.offset else qi
-            return JointState(True, tree, Transform.rotation_z(ca.cos(angle), ca.sin(angle)))
-        return JointState(False, tree, Transform.translation_z(qi))
-
-    # --- motion subspace S -------------------------------------------------------------
-    def S(self, amount: SX) -> SX:
-        """``S * amount``: the joint's spatial motion for a joint rate ``amount``."""
-        zero = SX.zeros(5, 1)
-        return ca.vertcat(zero[:2], amount, zero[2:]) if self.revolute else ca.vertcat(zero, amount)
-
-    def project(self, force: SX) -> SX:
-        """``S^T f``: the component of a force vector along the joint."""
-        return force[2] if self.revolute else force[5]
-
-    def column(self, inertia: SX) -> SX:
-        """``I S`` for a 6x6 inertia: the column of the joint's coordinate."""
-        return inertia[:, 2] if self.revolute else inertia[:, 5]
+        return JointState(kind, tree, kind.motion(joint, qi), v)
 
     @property
-    def index(self) -> int:
-        """The row of the joint's coordinate in a spatial vector."""
-        return 2 if self.revolute else 5
+    def columns(self) -> range:
+        """The indices of its velocities."""
+        v = self.v
+        return range(v, v + 1) if isinstance(v, int) else range(v.start, v.stop)
 
-    # --- classical motion (RNEA's forward pass) ------------------------------------------
+    # --- the type's parts, for this state ------------------------------------------------------
+    def S(self, amount: SX) -> SX:
+        return self.type.S(amount)
+
+    def project(self, force: SX) -> SX:
+        return self.type.project(force)
+
     def propagate(self, parent: FrameMotion, qd: SX, qdd: SX) -> FrameMotion:
-        """This joint frame's motion from its parent frame's, for joint rate ``qd`` and
-        acceleration ``qdd`` (Luh, Walker & Paul 1980, in the child's axes)."""
-        RT = self.tree.RT
-        w, alpha = ca.mtimes(RT, parent.w), ca.mtimes(RT, parent.alpha)
-        origin = ca.mtimes(RT, parent.point(self.tree.p))
-        if self.revolute:
-            RzT = self.motion.RT
-            w, alpha, origin = ca.mtimes(RzT, w), ca.mtimes(RzT, alpha), ca.mtimes(RzT, origin)
-            # alpha + w x (qd e_z) + qdd e_z
-            return FrameMotion(w + ca.vertcat(0, 0, qd),
-                               alpha + ca.vertcat(w[1] * qd, -w[0] * qd, qdd), origin)
-        # the origin slides by q e_z: its acceleration gains U q e_z, 2 w x (qd e_z), qdd e_z
-        slid = FrameMotion(w, alpha, origin).point(self.motion.p)
-        twice = 2 * qd
-        return FrameMotion(w, alpha, slid + ca.vertcat(w[1] * twice, -w[0] * twice, qdd))
+        return self.type.propagate(parent, self, qd, qdd)
 
     # --- the joint's transform to its parent ---------------------------------------------
     def pose(self) -> Transform:
-        """Pose of the joint frame in the parent frame."""
+        """Pose of the moved frame in the parent frame."""
         return self.tree.then(self.motion)
 
     def motion_to_child(self, m: SX) -> SX:

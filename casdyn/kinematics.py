@@ -16,7 +16,8 @@ from .spatial import SX, Transform
 
 
 def joint_states(model: Model, q: SX) -> list[JointState]:
-    return [JointState.at(joint, q[i]) for i, joint in enumerate(model.joints)]
+    """Every joint evaluated at the coordinates ``q`` (nq x 1)."""
+    return [JointState.at(joint, q) for joint in model.joints]
 
 
 def chain_poses(
@@ -41,7 +42,7 @@ def chain_pose(model: Model, states: list[JointState], joint: int, ancestor: int
 
 def base_poses(model: Model, states: list[JointState]) -> list[Transform]:
     """Pose of every joint frame in the base frame."""
-    poses: list[Transform | None] = [None] * model.nq
+    poses: list[Transform | None] = [None] * len(model.joints)
     for i in model.order:
         parent = model.joints[i].parent
         start = states[i].tree if parent < 0 else poses[parent].then(states[i].tree)
@@ -80,16 +81,12 @@ def geometric_jacobian(model: Model, q: SX, body: int) -> SX:
     """``6 x nv`` Jacobian ``[w; v] = J qd`` of ``body``'s frame origin, in the base frame."""
     states = joint_states(model, q)
     joint, offset = _body_frame(model, body)
-    J = SX.zeros(6, model.nq)
+    J = SX.zeros(6, model.nv)
     chain = chain_poses(model, states, joint)
     origin = (chain[-1][1] if chain else Transform.identity()).then(offset).p
     for j, frame in chain:
-        z = frame.R[:, 2]
-        if states[j].revolute:
-            J[:3, j] = z
-            J[3:, j] = ca.cross(z, origin - frame.p)
-        else:
-            J[3:, j] = z
+        v = states[j].v
+        J[:3, v], J[3:, v] = states[j].type.point_columns(frame, origin, 1)
     return J
 
 
@@ -102,24 +99,17 @@ def center_of_mass(model: Model, q: SX) -> tuple[SX, SX]:
     states = joint_states(model, q)
     poses = base_poses(model, states)
     # first moments m*c (base frame) and masses of each joint's subtree
-    moment = [
+    moment = model.subtree_sums([
         ca.mtimes(poses[i].R, joint.inertia.first_moment) + joint.inertia.mass * poses[i].p
         for i, joint in enumerate(model.joints)
-    ]
-    mass = [joint.inertia.mass for joint in model.joints]
-    for i in reversed(model.order):
-        parent = model.joints[i].parent
-        if parent >= 0:
-            moment[parent] = moment[parent] + moment[i]
-            mass[parent] = mass[parent] + mass[i]
+    ])
+    mass = model.subtree_sums([joint.inertia.mass for joint in model.joints])
     com = SX(model.base_inertia.first_moment)
-    J = SX.zeros(3, model.nq)
+    J = SX.zeros(3, model.nv)
     for i, joint in enumerate(model.joints):
         if joint.parent < 0:
             com = com + moment[i]
-        z = poses[i].R[:, 2]
-        if states[i].revolute:
-            J[:, i] = ca.cross(z, moment[i] - mass[i] * poses[i].p) / total
-        else:
-            J[:, i] = z * (mass[i] / total)
+        _, J_v = states[i].type.point_columns(poses[i], moment[i], mass[i], total)
+        J[:, states[i].v] = J_v
     return com / total, J
+

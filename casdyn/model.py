@@ -1,10 +1,12 @@
 """The kinematic tree: constant, immutable, plain NumPy data built once from a URDF.
 
 Featherstone's model in flat form: each movable joint ``i`` owns the body it moves, has a
-``parent`` (another joint index, or -1 for the fixed base), a constant pose ``rotation``,
-``translation`` in the parent's joint frame, and the spatial inertia of everything rigidly
-attached to it. Joints are indexed in URDF document order (the order of ``q``); ``order``
-lists them parents-first for the algorithms to sweep.
+``parent`` (another joint index, or -1 for the fixed base), a type (:mod:`casdyn.joints`
+knows what each type does), its first coordinate ``idx_q`` in ``q`` and first velocity
+``idx_v`` in ``qd``, a constant pose ``rotation``, ``translation`` in the parent's joint
+frame, and the spatial inertia of everything rigidly attached to it. Joints are indexed in
+URDF document order (the order of ``q``); ``order`` lists them parents-first for the
+algorithms to sweep.
 
 Two things are folded into constants here so that the algorithms do no work for them:
 
@@ -14,16 +16,29 @@ Two things are folded into constants here so that the algorithms do no work for 
   child link by ``Rot(axis, q)``; with a constant ``A`` such that ``A e_z = axis``,
   ``Rot(axis, q) = A Rot(e_z, q) A^T``, so ``A`` goes into the joint's constant pose and
   ``A^T`` into the child link's pose in the joint frame.
+
+The model keeps the URDF's frames otherwise; :mod:`casdyn.reframe` and :mod:`casdyn.grouping`
+derive the sparser models that the algorithms run on (see :mod:`casdyn.functions`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .errors import InputError, URDFError, suggest, unknown_name
+from .errors import InputError, ModelError, URDFError, suggest, unknown_name
+from .inertia import Inertia
+from .joints import JOINT_TYPES
 from .urdf import RobotDescription, rpy_to_matrix
+
+WORLD = "world"  # the fixed frame of a floating-base model
+UNIVERSE = "universe"  # its name where the root link is called "world"
+FLOATING_BASE = "floating_base"  # its free joint
+# URDF joint type -> casdyn.joints type
+_JOINT_KINDS = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic",
+                "planar": "planar", "floating": "free"}
 
 # Entries of constant rotations this close to 0 or ±1 are trigonometric round-off
 # (cos(pi/2) = 6e-17); snapping them lets CasADi drop the multiplications they would cost.
@@ -31,64 +46,11 @@ _SNAP = 1e-14
 
 
 @dataclass(frozen=True)
-class Inertia:
-    """Rigid-body spatial inertia about a frame's origin, in that frame's axes.
-
-    ``first_moment`` is ``h = m c`` (c the centre of mass); ``rotational`` is the 3x3
-    rotational inertia about the frame origin (not about the centre of mass).
-    """
-
-    mass: float
-    first_moment: np.ndarray
-    rotational: np.ndarray
-
-    @staticmethod
-    def zero() -> Inertia:
-        return Inertia(0.0, np.zeros(3), np.zeros((3, 3)))
-
-    @staticmethod
-    def from_com(mass: float, com: np.ndarray, inertia_about_com: np.ndarray) -> Inertia:
-        """Parallel-axis shift of a centroidal inertia to the frame origin."""
-        com = np.asarray(com, dtype=float)
-        shift = mass * (com @ com * np.eye(3) - np.outer(com, com))
-        return Inertia(mass, mass * com, inertia_about_com + shift)
-
-    @property
-    def com(self) -> np.ndarray:
-        """The centre of mass in this frame (the origin for a massless body)."""
-        return self.first_moment / self.mass if self.mass > 0 else np.zeros(3)
-
-    @property
-    def about_com(self) -> np.ndarray:
-        """The rotational inertia about the centre of mass, in this frame's axes."""
-        c = self.com
-        return self.rotational - self.mass * (c @ c * np.eye(3) - np.outer(c, c))
-
-    def transformed(self, rotation: np.ndarray, translation: np.ndarray) -> Inertia:
-        """The same body's inertia about, and in the axes of, a frame in which this frame has
-        pose ``(rotation, translation)``."""
-        moved = Inertia.from_com(
-            self.mass, rotation @ self.com + translation, rotation @ self.about_com @ rotation.T
-        )
-        return moved.symmetrized()
-
-    def symmetrized(self) -> Inertia:
-        return Inertia(self.mass, self.first_moment, 0.5 * (self.rotational + self.rotational.T))
-
-    def __add__(self, other: Inertia) -> Inertia:
-        return Inertia(
-            self.mass + other.mass,
-            self.first_moment + other.first_moment,
-            self.rotational + other.rotational,
-        )
-
-
-@dataclass(frozen=True)
 class Joint:
     """A movable joint and the body it moves; its frame has the joint axis as z."""
 
     name: str
-    kind: str  # "revolute" (also URDF continuous) or "prismatic"
+    kind: str  # a key of casdyn.joints.JOINT_TYPES: "revolute" (also continuous), "prismatic"
     parent: int  # index of the parent joint, -1 for the base
     rotation: np.ndarray  # (3, 3) joint frame at q = 0, in the parent joint's frame
     translation: np.ndarray  # (3,)
@@ -99,6 +61,8 @@ class Joint:
     velocity: float = float("inf")
     continuous: bool = False
     offset: float = 0.0  # revolute: the frame turns by q + offset (see casdyn.reframe)
+    idx_q: int = 0  # first coordinate in q
+    idx_v: int = 0  # first velocity in qd (and qdd, tau)
 
 
 @dataclass(frozen=True)
@@ -115,7 +79,8 @@ class Body:
 
 @dataclass(frozen=True)
 class Model:
-    """A fixed-base kinematic tree with its inertias and gravity."""
+    """A kinematic tree with its inertias and gravity, on a fixed base (the URDF root link,
+    or ``world`` for a floating base)."""
 
     name: str
     base_name: str
@@ -124,11 +89,18 @@ class Model:
     order: tuple[int, ...]  # joint indices, every parent before its children
     gravity: np.ndarray  # (3,) gravitational acceleration in the base frame
     base_inertia: Inertia  # bodies fixed to the base, in the base frame (for the COM)
+    floating_base: bool = False  # joint 0 is the free joint "floating_base" from "world"
     _body_index: dict[str, int] = field(repr=False, compare=False, default_factory=dict)
 
     @property
     def nq(self) -> int:
-        return len(self.joints)
+        """The number of coordinates, the length of ``q``."""
+        return sum(JOINT_TYPES[joint.kind].nq for joint in self.joints)
+
+    @property
+    def nv(self) -> int:
+        """The number of velocities, the length of ``qd``, ``qdd`` and ``tau``."""
+        return sum(JOINT_TYPES[joint.kind].nv for joint in self.joints)
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -150,13 +122,22 @@ class Model:
             raise unknown_name("body", name, names)
         return index
 
+    def subtree_sums(self, values: list, move=None) -> list:
+        """For each joint, its value plus those of every joint below it: leaves first, each
+        joint's total added to its parent's, through ``move(i, total_i)`` if given (e.g. a
+        transform into the parent's frame)."""
+        totals = list(values)
+        for i in reversed(self.order):
+            parent = self.joints[i].parent
+            if parent >= 0:
+                totals[parent] = totals[parent] + (move(i, totals[i]) if move else totals[i])
+        return totals
+
     def joints_moving_no_inertia(self) -> tuple[str, ...]:
         """Joints whose whole subtree has neither mass nor rotational inertia: ``M`` is
         singular for them, so forward dynamics is undefined."""
-        weight = [j.inertia.mass + float(np.trace(j.inertia.rotational)) for j in self.joints]
-        for i in reversed(self.order):
-            if self.joints[i].parent >= 0:
-                weight[self.joints[i].parent] += weight[i]
+        weight = self.subtree_sums(
+            [j.inertia.mass + float(np.trace(j.inertia.rotational)) for j in self.joints])
         return tuple(j.name for j, w in zip(self.joints, weight, strict=True) if w <= 0)
 
     def leaf_bodies(self) -> tuple[str, ...]:
@@ -173,8 +154,12 @@ class Model:
         return chain
 
 
-def build_model(description: RobotDescription, gravity=(0.0, 0.0, -9.81)) -> Model:
-    """Turn a URDF description into a :class:`Model`, checking that it is a single tree."""
+def build_model(description: RobotDescription, gravity=(0.0, 0.0, -9.81),
+                floating_base: bool = False) -> Model:
+    """Turn a URDF description into a :class:`Model`, checking that it is a single tree.
+
+    With ``floating_base`` a free joint named ``floating_base`` joins a fixed frame called
+    ``world`` to the root link, which becomes the first body."""
     gravity = np.asarray(gravity, dtype=float)
     if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
         raise InputError(f"gravity must be 3 finite numbers, got {gravity.tolist()}")
@@ -214,24 +199,32 @@ def build_model(description: RobotDescription, gravity=(0.0, 0.0, -9.81)) -> Mod
             f"{source}: the model has {len(roots)} root links ({', '.join(map(repr, roots))}); "
             "connect them with joints so that exactly one link has no parent"
         )
-    model = _Builder(description, links, children, parent_joint, roots[0], gravity).build()
-    from .reframe import sparsify_frames  # reframe builds on this module's types
-
-    return sparsify_frames(model)
+    movable = {joint.name for joint in description.joints if joint.type != "fixed"}
+    if floating_base and FLOATING_BASE in movable:
+        raise ModelError(
+            f"{source}: a movable joint is already called {FLOATING_BASE!r}, the name "
+            "floating_base=True gives the free joint; rename it in the file"
+        )
+    return _Builder(description, links, children, parent_joint, roots[0], gravity,
+                    floating_base).build()
 
 
 class _Builder:
     """Depth-first walk from the root that assigns joints, merges fixed links and aligns axes."""
 
-    def __init__(self, description, links, children, parent_joints, root, gravity):
+    def __init__(self, description, links, children, parent_joints, root, gravity,
+                 floating_base):
         self.description = description
+        self.floating_base = floating_base
         self.links = links
         self.children = children
         self.parent_joints = parent_joints
         self.root = root
         self.gravity = gravity
-        movable = [j for j in description.joints if j.type != "fixed"]
-        self.q_index = {joint.name: i for i, joint in enumerate(movable)}
+        movable = [j.name for j in description.joints if j.type != "fixed"]
+        if floating_base:
+            movable.insert(0, FLOATING_BASE)
+        self.q_index = {name: i for i, name in enumerate(movable)}
         self.joints: list[Joint | None] = [None] * len(movable)
         self.inertias = [Inertia.zero() for _ in movable]
         self.base_inertia = Inertia.zero()
@@ -239,34 +232,52 @@ class _Builder:
         self.order: list[int] = []
 
     def build(self) -> Model:
-        self._visit(self.root, -1, np.eye(3), np.zeros(3))
+        if self.floating_base:
+            self.joints[0] = Joint(FLOATING_BASE, "free", -1, np.eye(3), np.zeros(3),
+                                   Inertia.zero(), -math.inf, math.inf)
+            self.order.append(0)
+            self._visit(self.root, 0, np.eye(3), np.zeros(3))
+        else:
+            self._visit(self.root, -1, np.eye(3), np.zeros(3))
         unreachable = [name for name in self.links if name not in self.link_frames]
         if unreachable:
             raise URDFError(
                 f"{self.description.source}: links {', '.join(map(repr, unreachable))} "
                 "are not reachable from the root; their joints form a cycle"
             )
-        joints = tuple(
-            Joint(**{**joint.__dict__, "inertia": self.inertias[i]})
-            for i, joint in enumerate(self.joints)
-        )
+        joints, idx_q, idx_v = [], 0, 0
+        for i, joint in enumerate(self.joints):
+            joints.append(replace(joint, inertia=self.inertias[i], idx_q=idx_q, idx_v=idx_v))
+            idx_q, idx_v = idx_q + JOINT_TYPES[joint.kind].nq, idx_v + JOINT_TYPES[joint.kind].nv
         bodies = []
         for link in self.description.links:
             if link.name == self.root:
+                if self.floating_base:
+                    root = Body(link.name, self._fixed_frame(), 0, np.eye(3), np.zeros(3),
+                                link.mass)
+                    bodies.insert(0, root)
                 continue
             joint, rotation, translation = self.link_frames[link.name]
             parent = self.parent_joints[link.name].parent
             bodies.append(Body(link.name, parent, joint, rotation, translation, link.mass))
         return Model(
             name=self.description.name,
-            base_name=self.root,
-            joints=joints,
+            base_name=self._fixed_frame(),
+            joints=tuple(joints),
             bodies=tuple(bodies),
             order=tuple(self.order),
             gravity=self.gravity,
             base_inertia=self.base_inertia,
+            floating_base=self.floating_base,
             _body_index={body.name: i for i, body in enumerate(bodies)},
         )
+
+    def _fixed_frame(self) -> str:
+        """The base's name: the root link on a fixed base; ``world`` on a floating base, or
+        Pinocchio's ``universe`` where the root link itself is called ``world``."""
+        if not self.floating_base:
+            return self.root
+        return UNIVERSE if self.root == WORLD else WORLD
 
     def _visit(self, root_link, joint, rotation, translation):
         """Place ``root_link``, whose frame has pose (rotation, translation) in ``joint``'s
@@ -287,7 +298,8 @@ class _Builder:
         with zero mass keeps its rotational inertia, as the file gives it (as Pinocchio)."""
         self.link_frames[link_name] = (joint, rotation, translation)
         link = self.links[link_name]
-        if link_name != self.root and (link.mass > 0 or np.any(link.inertia)):
+        carried = link_name != self.root or self.floating_base
+        if carried and (link.mass > 0 or np.any(link.inertia)):
             inertia = Inertia.from_com(link.mass, link.com, link.inertia)
             moved = inertia.transformed(rotation, translation)
             if joint >= 0:
@@ -303,10 +315,12 @@ class _Builder:
         if child.type == "fixed":
             return child.child, joint, snap(origin_rotation), origin_translation
         index = self.q_index[child.name]
-        align = axis_alignment(child.axis)
+        kind = _JOINT_KINDS[child.type]
+        # the joint frame has the axis as z; a free joint's frame is the child link's
+        align = np.eye(3) if kind == "free" else axis_alignment(child.axis)
         self.joints[index] = Joint(
             name=child.name,
-            kind="prismatic" if child.type == "prismatic" else "revolute",
+            kind=kind,
             parent=joint,
             rotation=snap(origin_rotation @ align),
             translation=origin_translation,

@@ -51,6 +51,8 @@ def function_name(name: str, options: dict) -> str:
     readable = [identifier(frame, "f") for frame in frames]
     ambiguous = readable != frames or (len(frames) == 2 and "_" in frames[0])
     parts += readable
+    if options.get("dt", 1.0) != 1.0:
+        parts.append("dt" + digest(repr(options["dt"])))
     if ambiguous:
         parts.append("h" + digest(repr(frames)))
     return "_".join(parts)

@@ -18,6 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from .joints import JOINT_TYPES
 from .model import Model, snap
 
 _PARALLEL = 1e-9  # |z_i x z_c| below this: parallel axes
@@ -31,12 +32,8 @@ def _rot_z(angle: float) -> np.ndarray:
 
 def _main_children(model: Model) -> list[int | None]:
     """For each joint, the child joint with the largest subtree (None for leaves)."""
-    size = [1] * model.nq
-    for i in reversed(model.order):
-        parent = model.joints[i].parent
-        if parent >= 0:
-            size[parent] += size[i]
-    main: list[int | None] = [None] * model.nq
+    size = model.subtree_sums([1] * len(model.joints))
+    main: list[int | None] = [None] * len(model.joints)
     for i in model.order:
         parent = model.joints[i].parent
         if parent >= 0 and (main[parent] is None or size[i] > size[main[parent]]):
@@ -87,7 +84,7 @@ def _tree(joint, frame_parent, frame_own):
         rotation = rotation_p.T @ rotation
         translation = rotation_p.T @ (translation - np.array([0.0, 0.0, t_p]))
     rotation, translation, offset = snap(rotation), snap(translation), 0.0
-    if joint.kind == "revolute" and abs(rotation[0, 2]) < 1e-12:
+    if JOINT_TYPES[joint.kind].turns_about_z and abs(rotation[0, 2]) < 1e-12:
         # rotation = Rx(alpha) Rz(offset): the Rz part can join the joint angle
         angle = math.atan2(-rotation[0, 1], rotation[0, 0])
         split = snap(rotation @ _rot_z(-angle))
@@ -143,7 +140,7 @@ def _com_frame(joint) -> tuple[np.ndarray, float] | None:
 
 def sparsify_frames(model: Model) -> Model:
     """The same model with DH-like joint frames where they make it cheaper (see above)."""
-    n = model.nq
+    n = len(model.joints)
     # joint frames at q = 0 in the base frame
     R = [np.eye(3)] * n
     o = [np.zeros(3)] * n
@@ -162,18 +159,20 @@ def sparsify_frames(model: Model) -> Model:
     # unchanged, DH towards its main child, centre of mass on the x axis
     frames = [(np.eye(3), 0.0)] * n
     for i, child in enumerate(_main_children(model)):
+        if not JOINT_TYPES[model.joints[i].kind].axial:
+            continue  # turning or sliding its frame would change what its q means
         options = [_com_frame(model.joints[i])]
-        if child is not None:
+        if child is not None and JOINT_TYPES[model.joints[child].kind].axial:
             options.append(_frame_change(R[i], o[i], R[child], o[child]))
-        best = _cost(model, frames, i, children)
+        chosen, best = frames[i], _cost(model, frames, i, children)
         for option in options:
             if option is None:
                 continue
-            candidate = list(frames)
-            candidate[i] = option
-            cost = _cost(model, candidate, i, children)
+            frames[i] = option
+            cost = _cost(model, frames, i, children)
             if cost < best:
-                frames, best = candidate, cost
+                chosen, best = option, cost
+        frames[i] = chosen
 
     joints = []
     for i, joint in enumerate(model.joints):

@@ -16,7 +16,7 @@ from functools import cached_property
 import casadi as ca
 import numpy as np
 
-from .model import Inertia
+from .inertia import Inertia
 
 SX = ca.SX
 

@@ -6,7 +6,6 @@ the cached CasADi Functions, numerically (NumPy out) or symbolically (CasADi out
 
 from __future__ import annotations
 
-import math
 import os
 import pickle
 import threading
@@ -15,10 +14,11 @@ from collections import OrderedDict
 import casadi as ca
 import numpy as np
 
-from . import arguments, export
+from . import arguments, configuration, export
 from .errors import InputError
 from .evaluator import NumericEvaluator
 from .functions import FUNCTION_NAMES, SIGNATURES, VECTOR_OUTPUTS, FunctionCache
+from .joints import JOINT_TYPES
 from .model import Model
 from .names import identifier
 
@@ -45,11 +45,14 @@ class _Workspace(threading.local):
 
 
 class RigidBodyTree:
-    """A fixed-base robot loaded from URDF, with its dynamics as CasADi functions.
+    """A robot loaded from URDF, with its dynamics as CasADi functions.
 
-    Frames: the *base* frame is the URDF root link's frame; every spatial quantity is
-    ``[angular; linear]``. ``q``, ``qd``, ``qdd`` and ``tau`` follow ``joint_names``; ``fext``
-    is ``n_bodies x 6`` with one row ``[Tx Ty Tz Fx Fy Fz]`` per entry of ``body_names``.
+    Frames: the *base* frame is the URDF root link's frame on a fixed base, the ``world``
+    frame on a floating base (``floating_base=True`` at load; ``q[0:7]`` is then the root
+    link's position and quaternion ``[qw, qx, qy, qz]``, ``qd[0:6]`` its body twist). Every
+    spatial quantity is ``[angular; linear]``. ``q`` (nq) and ``qd``, ``qdd``, ``tau`` (nv)
+    follow ``joint_names``; ``fext`` is ``n_bodies x 6`` with one row ``[Tx Ty Tz Fx Fy Fz]``
+    per entry of ``body_names``.
     """
 
     def __init__(self, model: Model):
@@ -58,7 +61,7 @@ class RigidBodyTree:
         self._compiled: dict[tuple, ca.Function] = {}  # Function key -> compiled twin
         self._workspace = _Workspace()
         self._home = _frozen(self.home_configuration())
-        self._zeros = _frozen(np.zeros(model.nq))
+        self._zeros = _frozen(np.zeros(model.nv))
         self._no_force = _frozen(np.zeros((len(model.bodies), 6)))
 
     def __getstate__(self) -> dict:
@@ -79,8 +82,23 @@ class RigidBodyTree:
 
     @property
     def base_name(self) -> str:
-        """The URDF root link; it is not a body."""
+        """The fixed frame: the URDF root link on a fixed base, ``"world"`` on a floating
+        base (``"universe"`` if the root link itself is called ``world``); not a body."""
         return self._model.base_name
+
+    @property
+    def floating_base(self) -> bool:
+        """Whether the root link is free (joint ``floating_base``) or welded to the world."""
+        return self._model.floating_base
+
+    @property
+    def base_description(self) -> str:
+        """One line saying whether the base is fixed or free."""
+        if self.floating_base:
+            return (f"floating base: free joint 'floating_base' from {self.base_name!r} to "
+                    f"root link {self.body_names[0]!r}")
+        return (f"fixed base: root link {self.base_name!r} welded to the world; "
+                "floating_base=True for a free robot")
 
     @property
     def body_names(self) -> tuple[str, ...]:
@@ -98,7 +116,7 @@ class RigidBodyTree:
 
     @property
     def nv(self) -> int:
-        return self._model.nq
+        return self._model.nv
 
     @property
     def n_bodies(self) -> int:
@@ -111,51 +129,69 @@ class RigidBodyTree:
 
     @property
     def mass(self) -> float:
-        """Total mass of all bodies (the root link excluded)."""
+        """Total mass of all bodies (on a fixed base, the root link excluded)."""
         return self._model.base_inertia.mass + sum(j.inertia.mass for j in self._model.joints)
 
     @property
     def position_limits(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(lower, upper)``, each (nq,); continuous joints have infinite limits."""
-        joints = self._model.joints
-        return np.array([j.lower for j in joints]), np.array([j.upper for j in joints])
+        """``(lower, upper)``, each (nq,); continuous, planar and free joints have infinite
+        limits."""
+        limits = [JOINT_TYPES[j.kind].limits(j) for j in self._model.joints]
+        return (self._per_joint([low for low, _ in limits]),
+                self._per_joint([high for _, high in limits]))
 
     @property
     def effort_limits(self) -> np.ndarray:
-        """``|tau|`` bounds from the URDF ``<limit effort>``, (nq,); inf where none is given."""
-        return np.array([j.effort for j in self._model.joints])
+        """``|tau|`` bounds from the URDF ``<limit effort>``, (nv,); inf where none is given."""
+        return self._per_velocity(lambda j: j.effort)
 
     @property
     def velocity_limits(self) -> np.ndarray:
-        """``|qd|`` bounds from the URDF ``<limit velocity>``, (nq,); inf where none is given."""
-        return np.array([j.velocity for j in self._model.joints])
+        """``|qd|`` bounds from the URDF ``<limit velocity>``, (nv,); inf where none is given."""
+        return self._per_velocity(lambda j: j.velocity)
+
+    def _per_velocity(self, value) -> np.ndarray:
+        """A joint's ``value`` for a 1-dof joint, inf for each velocity of the others."""
+        return self._per_joint([
+            np.array([value(j)]) if JOINT_TYPES[j.kind].nv == 1
+            else np.full(JOINT_TYPES[j.kind].nv, np.inf) for j in self._model.joints])
 
     def __repr__(self) -> str:
         return (
-            f"<RigidBodyTree {self.name!r}: {self.nq} joints, {self.n_bodies} bodies, "
-            f"base {self.base_name!r}>"
+            f"<RigidBodyTree {self.name!r}: {len(self.joint_names)} joints (nq={self.nq}, "
+            f"nv={self.nv}), {self.n_bodies} bodies, {self.base_description}>"
         )
 
     # --- configurations -------------------------------------------------------------------
     def home_configuration(self) -> np.ndarray:
-        """Every joint at 0, clamped into its limits, (nq,)."""
-        lower, upper = self.position_limits
-        return np.clip(np.zeros(self.nq), lower, upper)
+        """Every joint at 0, clamped into its limits, (nq,); free joints at the identity
+        (unit quaternion ``[1, 0, 0, 0]``)."""
+        return configuration.neutral(self._model)
 
     def random_configuration(self, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """Uniform within the limits, (nq,); joints without finite limits that rotate take
-        angles in [-pi, pi]. ``rng`` is a ``numpy.random.Generator`` or a seed."""
+        angles in [-pi, pi]; free joints a uniformly random rotation and a position in
+        ``[-1, 1]^3``, planar joints ``x, y`` in ``[-1, 1]``. ``rng`` is a
+        ``numpy.random.Generator`` or a seed."""
         rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        lower, upper = self.position_limits
-        for joint, lo, hi in zip(self._model.joints, lower, upper, strict=True):
-            if not (math.isfinite(lo) and math.isfinite(hi)) and joint.kind == "prismatic":
-                raise InputError(
-                    f"prismatic joint {joint.name!r} has no finite limits to sample within"
-                )
-        finite = np.isfinite(lower) & np.isfinite(upper)
-        low = np.where(finite, lower, np.maximum(lower, -math.pi))
-        high = np.where(finite, upper, np.minimum(upper, math.pi))
-        return rng.uniform(low, high)
+        return configuration.random(self._model, rng)
+
+    @staticmethod
+    def _per_joint(parts: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def integrate(self, q, v, dt=1.0):
+        """``q ⊕ v dt`` (nq,): the configuration reached from ``q`` moving with the rates
+        ``v`` (nv,) for ``dt``: plain addition for 1-dof joints, the exponential of the body
+        twist for free (SE(3)) and planar (SE(2)) joints; quaternions come out with unit
+        norm."""
+        v = self._check("v", v)
+        return self._call("integrate", q=q, v=v if isinstance(dt, int | float) and dt == 1
+                          else v * dt)
+
+    def difference(self, q0, q1):
+        """``q1 ⊖ q0`` (nv,): the rates ``v`` with ``integrate(q0, v) == q1``."""
+        return self._call("difference", q0=q0, q1=q1)
 
     # --- dynamics -------------------------------------------------------------------------
     def inverse_dynamics(self, q=None, qd=None, qdd=None, fext=None):
@@ -439,10 +475,11 @@ class RigidBodyTree:
             return self._default(name)
         if name == "fext":
             return arguments.matrix(value, "fext", (self.n_bodies, 6))
-        return arguments.vector(value, name, 6 if name == "wrench" else self.nq)
+        size = {"q": self.nq, "q0": self.nq, "q1": self.nq, "wrench": 6}.get(name, self.nv)
+        return arguments.vector(value, name, size)
 
     def _default(self, name: str):
-        if name == "q":
+        if name in ("q", "q0", "q1"):
             return self._home
         return self._no_force if name == "fext" else self._zeros
 

@@ -25,7 +25,7 @@ from urdf_parser_py import urdf as _urdf
 
 from .errors import ModelWarning, URDFError
 
-SUPPORTED_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed")
+SUPPORTED_JOINT_TYPES = ("revolute", "continuous", "prismatic", "planar", "floating", "fixed")
 _KEEP = {"link": {"inertial"}, "joint": {"origin", "parent", "child", "axis", "limit"}}
 
 

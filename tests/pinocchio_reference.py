@@ -13,23 +13,50 @@ import pinocchio as pin
 
 
 class Reference:
-    def __init__(self, urdf_text: str, joint_names, body_names, gravity=(0, 0, -9.81)):
-        self.model = pin.buildModelFromXML(urdf_text)
+    """Pinocchio's model of a URDF; with ``floating_base`` its free flyer (``root_joint``)
+    stands for casdyn's ``floating_base`` joint."""
+
+    def __init__(self, urdf_text: str, joint_names, body_names, gravity=(0, 0, -9.81),
+                 floating_base: bool = False):
+        if floating_base:
+            self.model = pin.buildModelFromXML(urdf_text, pin.JointModelFreeFlyer())
+        else:
+            self.model = pin.buildModelFromXML(urdf_text)
         self.model.gravity.linear = np.asarray(gravity, dtype=float)
         self.data = self.model.createData()
-        self.joint_ids = [self.model.getJointId(name) for name in joint_names]
+        self.joint_ids = [self.model.getJointId("root_joint" if name == "floating_base"
+                                                and floating_base else name)
+                          for name in joint_names]
         self.body_frames = [self.model.getFrameId(name, pin.BODY) for name in body_names]
-        self.v_index = [self.model.joints[j].idx_v for j in self.joint_ids]
+        self.v_index = []
+        for j in self.joint_ids:
+            joint = self.model.joints[j]
+            first = joint.idx_v
+            if joint.nv == 6:  # free flyer: Pinocchio's v is linear first
+                self.v_index += [first + 3, first + 4, first + 5, first, first + 1, first + 2]
+            else:  # 1-dof and planar ([vx, vy, wz] in both)
+                self.v_index += list(range(first, first + joint.nv))
 
     # --- conversions ------------------------------------------------------------------------
     def q(self, q):
-        q_pin = pin.neutral(self.model)
-        for j, value in zip(self.joint_ids, q, strict=True):
+        """casdyn's q → Pinocchio's: continuous angles as (cos, sin), planar [x, y, theta]
+        as [x, y, cos, sin], free [x, y, z, qw, qx, qy, qz] as [x, y, z, qx, qy, qz, qw]."""
+        q_pin, at = pin.neutral(self.model), 0
+        for j in self.joint_ids:
             joint = self.model.joints[j]
+            where = slice(joint.idx_q, joint.idx_q + joint.nq)
             if joint.nq == 2:  # continuous: (cos, sin)
-                q_pin[joint.idx_q : joint.idx_q + 2] = np.cos(value), np.sin(value)
+                q_pin[where], at = (np.cos(q[at]), np.sin(q[at])), at + 1
+            elif joint.nq == 4:  # planar
+                x, y, theta = q[at : at + 3]
+                q_pin[where], at = (x, y, np.cos(theta), np.sin(theta)), at + 3
+            elif joint.nq == 7:  # free flyer
+                part = np.asarray(q[at : at + 7], dtype=float)
+                quaternion = part[3:] / np.linalg.norm(part[3:])
+                q_pin[where], at = np.r_[part[:3], quaternion[1:], quaternion[0]], at + 7
             else:
-                q_pin[joint.idx_q] = value
+                q_pin[where], at = q[at], at + 1
+        assert at == len(q)
         return q_pin
 
     def v(self, v):

@@ -15,8 +15,17 @@ from casdyn.cli import main
 def test_info_lists_joints_limits_bodies_and_mass(capsys):
     assert main(["info", "scara"]) == 0
     out = capsys.readouterr().out
-    assert "scara: 4 joints, 6 bodies" in out and "12.3 kg" in out
+    assert "scara: 4 joints (nq=4, nv=4), 6 bodies" in out and "12.3 kg" in out
+    assert "fixed base: root link 'base_link' welded to the world" in out
     assert "quill                        prismatic" in out and "tool0" in out
+
+
+def test_info_says_when_the_base_floats(capsys):
+    assert main(["info", "ur5e", "--floating-base"]) == 0
+    out = capsys.readouterr().out
+    assert "ur5e: 7 joints (nq=13, nv=12), 11 bodies" in out
+    assert "floating base: free joint 'floating_base' from 'world' to root link 'base_link'" in out
+    assert "floating_base                free          0:7" in out
 
 
 def test_info_takes_a_urdf_path(tmp_path, capsys):

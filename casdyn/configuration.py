@@ -1,0 +1,81 @@
+"""The configuration space: neutral and random configurations, ``integrate`` (``q ⊕ v``),
+``difference`` (``q1 ⊖ q0``) and the tangent map, joint by joint (each joint type knows its
+own, :mod:`casdyn.joints`)."""
+
+from __future__ import annotations
+
+import casadi as ca
+import numpy as np
+
+from .errors import InputError
+from .joints import JOINT_TYPES
+from .model import Model
+from .spatial import SX
+
+
+def neutral(model: Model) -> np.ndarray:
+    """Every joint's home coordinates, (nq,)."""
+    return _joined([JOINT_TYPES[j.kind].neutral(j) for j in model.joints])
+
+
+def random(model: Model, rng: np.random.Generator, bounded: bool = False) -> np.ndarray:
+    """A random configuration, (nq,): each joint's draw from its sampling box. Joints that
+    have none (prismatic joints without limits) are an error, or with ``bounded`` draw
+    in [-1, 1]."""
+    types = [JOINT_TYPES[j.kind] for j in model.joints]
+    if not types:
+        return np.zeros(0)
+    boxes = [_box(t, j, bounded) for t, j in zip(types, model.joints, strict=True)]
+    sample = rng.uniform(_joined([low for low, _ in boxes]), _joined([high for _, high in boxes]))
+    sizes = np.cumsum([len(low) for low, _ in boxes])[:-1]
+    return _joined([t.from_box(part) for t, part in
+                    zip(types, np.split(sample, sizes), strict=True)])
+
+
+def _box(kind, joint, bounded: bool) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        return kind.sampling_box(joint)
+    except InputError:
+        if not bounded:
+            raise
+        return -np.ones(kind.nq), np.ones(kind.nq)
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def integrate(model: Model, q: SX, v: SX) -> SX:
+    """``q ⊕ v`` (nq x 1): each joint's coordinates moved with its rates ``v`` (nv x 1) for
+    unit time (:meth:`casdyn.joints.JointType.integrate`)."""
+    parts = []
+    for joint in model.joints:
+        kind = JOINT_TYPES[joint.kind]
+        parts.append(kind.integrate(q[joint.idx_q : joint.idx_q + kind.nq],
+                                    v[joint.idx_v : joint.idx_v + kind.nv]))
+    return ca.vertcat(*parts) if parts else SX.zeros(0, 1)
+
+
+def difference(model: Model, q0: SX, q1: SX) -> SX:
+    """``q1 ⊖ q0`` (nv x 1): the rates that :func:`integrate` takes from ``q0`` to ``q1``."""
+    parts = []
+    for joint in model.joints:
+        kind = JOINT_TYPES[joint.kind]
+        rows = slice(joint.idx_q, joint.idx_q + kind.nq)
+        parts.append(kind.difference(q0[rows], q1[rows]))
+    return ca.vertcat(*parts) if parts else SX.zeros(0, 1)
+
+
+def tangent_map(model: Model, q: SX) -> SX | None:
+    """``d integrate(q, v) / dv`` at ``v = 0`` (nq x nv), or None where it is the identity
+    (every joint 1-dof): a Jacobian with respect to ``q`` times it is the derivative in the
+    tangent space, ``d/dv f(q ⊕ v)`` at ``v = 0``."""
+    blocks = [(joint, JOINT_TYPES[joint.kind]) for joint in model.joints]
+    if all(kind.tangent(SX.zeros(kind.nq, 1)) is None for _, kind in blocks):
+        return None
+    T = SX(model.nq, model.nv)
+    for joint, kind in blocks:
+        rows = slice(joint.idx_q, joint.idx_q + kind.nq)
+        block = kind.tangent(q[rows])
+        T[rows, joint.idx_v : joint.idx_v + kind.nv] = SX.eye(kind.nv) if block is None else block
+    return T
