@@ -66,13 +66,18 @@ def difference(model: Model, q0: SX, q1: SX) -> SX:
     return ca.vertcat(*parts) if parts else SX.zeros(0, 1)
 
 
+def is_vector_space(model: Model) -> bool:
+    """Whether ``integrate`` is plain addition for every joint (then ``nq == nv``)."""
+    return all(JOINT_TYPES[joint.kind].vector_space for joint in model.joints)
+
+
 def tangent_map(model: Model, q: SX) -> SX | None:
     """``d integrate(q, v) / dv`` at ``v = 0`` (nq x nv), or None where it is the identity
     (every joint 1-dof): a Jacobian with respect to ``q`` times it is the derivative in the
     tangent space, ``d/dv f(q ⊕ v)`` at ``v = 0``."""
-    blocks = [(joint, JOINT_TYPES[joint.kind]) for joint in model.joints]
-    if all(kind.tangent(SX.zeros(kind.nq, 1)) is None for _, kind in blocks):
+    if is_vector_space(model):
         return None
+    blocks = [(joint, JOINT_TYPES[joint.kind]) for joint in model.joints]
     T = SX(model.nq, model.nv)
     for joint, kind in blocks:
         rows = slice(joint.idx_q, joint.idx_q + kind.nq)

@@ -117,9 +117,10 @@ def crba(model: Model, q: SX) -> SX:
     for i in range(n):
         # the force for a unit rate of each of joint i's velocities, one column each
         columns = states[i].columns
-        S = states[i].S(SX.eye(len(columns))) if len(columns) > 1 else None
-        for k, column in enumerate(columns):
-            F = composite[i].apply(states[i].S(1) if S is None else S[:, k])
+        units = [1] if len(columns) == 1 else [SX.eye(len(columns))[:, k]
+                                                for k in range(len(columns))]
+        for unit, column in zip(units, columns, strict=True):
+            F = composite[i].apply(states[i].S(unit))
             M[states[i].v, column] = states[i].project(F)
             ancestors = model.support(i)[1:]
             if in_base and ancestors:

@@ -1,4 +1,8 @@
-"""Explicit integration of the dynamics, for direct multiple shooting and MPC plants."""
+"""Explicit integration of the dynamics, for direct multiple shooting and MPC plants.
+
+The state is ``x = [q; qd]`` (nq + nv); on a floating base ``qd`` holds the root's body twist,
+which :func:`state_derivative` maps to ``dq/dt`` through the tangent map.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,12 @@ from collections.abc import Callable
 
 import casadi as ca
 
+from . import configuration
+
 
 def rk4(f: Callable, x, u, h: float):
     """One classical Runge-Kutta step: ``x(t + h)`` for ``x' = f(x, u)`` with ``u`` held
-    constant over the step. Works on numbers and on CasADi expressions."""
+    constant over the step, on a vector space. Works on numbers and on CasADi expressions."""
     k1 = f(x, u)
     k2 = f(x + h / 2 * k1, u)
     k3 = f(x + h / 2 * k2, u)
@@ -18,22 +24,31 @@ def rk4(f: Callable, x, u, h: float):
 
 
 def state_derivative(robot, fext=None) -> Callable:
-    """``f(x, tau) = (qd, forward_dynamics(q, qd, tau, fext(q)))`` for ``x = (q, qd)``;
-    ``fext`` is None or a function of ``q`` returning the ``n_bodies x 6`` matrix."""
-    n = robot.nq
+    """``f(x, tau) = (dq/dt, qdd)`` for ``x = (q, qd)``: ``dq/dt = T(q) qd`` with ``T`` the
+    tangent map (``qd`` itself where every joint is 1-dof; a floating base's body twist
+    moves its position and quaternion), ``qdd = forward_dynamics(q, qd, tau, fext(q))``.
+    ``fext`` is None or a function of ``q`` returning the ``n_bodies x 6`` matrix. Works on
+    CasADi symbols."""
+    nq = robot.nq
 
     def f(x, tau):
-        q, qd = x[:n], x[n:]
-        return ca.vertcat(qd, robot.forward_dynamics(q, qd, tau, fext(q) if fext else None))
+        q, qd = x[:nq], x[nq:]
+        T = configuration.tangent_map(robot.model, q)
+        q_rate = qd if T is None else ca.mtimes(T, qd)
+        return ca.vertcat(q_rate, robot.forward_dynamics(q, qd, tau, fext(q) if fext else None))
 
     return f
 
 
 def rk4_step(robot, h: float, fext=None) -> ca.Function:
-    """``step(x, tau) -> x_next``: one RK4 step of the robot's forward dynamics, as an SX
-    Function (map it over a horizon with ``step.map(N)``)."""
-    x, tau = ca.SX.sym("x", 2 * robot.nq), ca.SX.sym("tau", robot.nq)
-    return ca.Function(
-        "rk4_step", [x, tau], [rk4(state_derivative(robot, fext), x, tau, h)],
-        ["x", "tau"], ["x_next"],
-    )
+    """``step(x, tau) -> x_next``: one classical RK4 step of :func:`state_derivative`, as an
+    SX Function (map it over a horizon with ``step.map(N)``); ``x = [q; qd]``, ``tau`` (nv).
+    Quaternions are normalised at the end of the step (a projection back onto the unit
+    sphere, which the RK4 stages leave by O(h^5))."""
+    nq, nv = robot.nq, robot.nv
+    x, tau = ca.SX.sym("x", nq + nv), ca.SX.sym("tau", nv)
+    x_next = rk4(state_derivative(robot, fext), x, tau, h)
+    if not configuration.is_vector_space(robot.model):
+        q_next = configuration.integrate(robot.model, x_next[:nq], ca.SX.zeros(nv, 1))
+        x_next = ca.vertcat(q_next, x_next[nq:])
+    return ca.Function("rk4_step", [x, tau], [x_next], ["x", "tau"], ["x_next"])

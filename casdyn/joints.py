@@ -64,6 +64,8 @@ class JointType:
     # what q means; a joint that turns about z may also take a constant turn into its angle
     axial: bool = False
     turns_about_z: bool = False
+    # integrate is plain addition (and the tangent map the identity)
+    vector_space: bool = True
 
     @property
     def rows(self) -> tuple[int, ...]:
@@ -311,6 +313,7 @@ class Planar(JointType):
 
     kind = "planar"
     nq = nv = 3
+    vector_space = False
     dofs = ((SLIDE, 0), (SLIDE, 1), (TURN, 2))
 
     def motion(self, joint: Joint, q: SX) -> Transform:
@@ -341,6 +344,7 @@ class Free(JointType):
 
     kind = "free"
     nq, nv = 7, 6
+    vector_space = False
     dofs = ((TURN, 0), (TURN, 1), (TURN, 2), (SLIDE, 0), (SLIDE, 1), (SLIDE, 2))
 
     def motion(self, joint: Joint, q: SX) -> Transform:

@@ -26,7 +26,7 @@ def random_state(robot, seed=0):
     (qdd or tau), and a normal wrench on every body."""
     rng = np.random.default_rng(seed)
     q = robot.random_configuration(rng)
-    qd, x = rng.normal(size=(2, robot.nq))
+    qd, x = rng.normal(size=(2, robot.nv))
     return q, qd, x, rng.normal(size=(robot.n_bodies, 6))
 
 
@@ -59,9 +59,12 @@ def corpus_results(request) -> dict:
 
 def pytest_terminal_summary(terminalreporter, config):
     results = config.stash.get(CORPUS, {})
-    if results:
-        loaded = [name for name, outcome in results.items() if outcome != "pinocchio refuses"]
-        agree = sum(results[name] == "agrees" for name in loaded)
+    for base in ("fixed", "floating"):
+        outcomes = {name: outcome for (kind, name), outcome in results.items() if kind == base}
+        if not outcomes:
+            continue
+        loaded = [name for name, outcome in outcomes.items() if outcome != "pinocchio refuses"]
+        agree = sum(outcomes[name] == "agrees" for name in loaded)
         terminalreporter.write_line(
-            f"example-robot-data: casdyn agrees with Pinocchio on {agree} of the {len(loaded)} "
-            f"URDFs Pinocchio loads ({len(results) - len(loaded)} it refuses)")
+            f"example-robot-data, {base} base: casdyn agrees with Pinocchio on {agree} of the "
+            f"{len(loaded)} URDFs Pinocchio loads ({len(outcomes) - len(loaded)} it refuses)")

@@ -63,12 +63,20 @@ def test_hessian_of_a_scalar_cost_through_the_functions():
                  central_difference(lambda y: gradient(y).full().ravel(), x), rtol=1e-6)
 
 
-def test_rk4_step_is_fourth_order():
-    """RK4's one-step error is O(h^5): halving the step divides it by about 2^5 = 32."""
+@pytest.mark.parametrize("floating_base", [False, True])
+def test_rk4_step_is_fourth_order(floating_base):
+    """RK4's one-step error is O(h^5): halving the step divides it by about 2^5 = 32, also
+    on a floating base (the body twist through the tangent map, quaternions projected)."""
     from casdyn.integrators import rk4_step
 
-    robot = casdyn.load_robot("planar_2link")
-    x0, tau = np.array([0.3, -0.5, 0.2, 0.1]), np.array([1.0, -0.5])
+    robot = casdyn.load_robot("planar_2link" if not floating_base else "ur5e",
+                              floating_base=floating_base)
+    rng = np.random.default_rng(1)
+    if floating_base:
+        x0 = np.r_[robot.random_configuration(rng), rng.normal(size=robot.nv)]
+        tau = rng.normal(size=robot.nv)
+    else:
+        x0, tau = np.array([0.3, -0.5, 0.2, 0.1]), np.array([1.0, -0.5])
 
     def integrate(h, steps):
         x, step = x0, rk4_step(robot, h)

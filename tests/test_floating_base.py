@@ -1,0 +1,263 @@
+"""Floating bases and multi-dof joints (SPEC "Floating base and joint types") against
+Pinocchio's ``JointModelFreeFlyer`` / ``JointModelPlanar`` models, converted in
+pinocchio_reference.py: q's quaternion scalar first (Pinocchio: last), qd's free-joint twist
+angular first (Pinocchio: linear first)."""
+
+from __future__ import annotations
+
+import casadi as ca
+import numpy as np
+import pinocchio as pin
+import pytest
+from conftest import assert_close, random_state
+from pinocchio_reference import Reference, aba_derivatives, rnea_derivatives
+from random_trees import random_urdf
+
+import casdyn
+
+# a massless root link with a single joint below it: M is singular on a floating base
+SINGULAR = ("torso_two_arms", "planar_2link")
+CASES = ([("shipped", name) for name in casdyn.robot_names() if name not in SINGULAR]
+         + [("random", seed) for seed in range(5)])
+
+
+def _urdf(case) -> str:
+    kind, key = case
+    return casdyn.robot_urdf(key) if kind == "shipped" else random_urdf(
+        key, n_links=4 + 2 * key, multi_dof=True)
+
+
+def _load(case, floating_base=True):
+    text = _urdf(case)
+    robot = casdyn.load_urdf(text, floating_base=floating_base)
+    reference = Reference(text, robot.joint_names, robot.body_names,
+                          floating_base=floating_base)
+    return robot, reference
+
+
+def _state(robot, seed=0, scale=1.7):
+    """A random state whose free-joint quaternions have norm ``scale``."""
+    q, qd, x, fext = random_state(robot, seed)
+    for joint in robot.model.joints:
+        if joint.kind == "free":
+            q[joint.idx_q + 3 : joint.idx_q + 7] *= scale
+    return q, qd, x, fext
+
+
+@pytest.fixture(params=CASES, ids=lambda case: f"{case[0]}-{case[1]}")
+def floating(request):
+    return _load(request.param)
+
+
+def test_layout_follows_the_spec(floating):
+    robot, _ = floating
+    fixed = "universe" if robot.body_names[0] == "world" else "world"
+    assert robot.floating_base and robot.base_name == fixed
+    assert robot.joint_names[0] == "floating_base"
+    assert robot.body_names[0] == robot.model.bodies[0].name
+    assert robot.nq == robot.nv + 1 + sum(j.kind == "free" for j in robot.model.joints[1:])
+    np.testing.assert_array_equal(robot.home_configuration()[:7], [0, 0, 0, 1, 0, 0, 0])
+    assert f"floating base: free joint 'floating_base' from {fixed!r}" in repr(robot)
+
+
+def test_dynamics_agree_with_pinocchio(floating):
+    robot, reference = floating
+    for seed in range(2):
+        q, qd, x, fext = _state(robot, seed)
+        assert_close(robot.inverse_dynamics(q, qd, x, fext),
+                     reference.inverse_dynamics(q, qd, x, fext))
+        assert_close(robot.forward_dynamics(q, qd, x, fext),
+                     reference.forward_dynamics(q, qd, x, fext))
+        assert_close(robot.mass_matrix(q), reference.mass_matrix(q))
+        com, J_com = robot.center_of_mass(q)
+        expected_com, expected_J = reference.center_of_mass(q)
+        assert_close(com, expected_com)
+        assert_close(J_com, expected_J)
+
+
+def test_a_wrench_on_the_root_link_agrees(floating):
+    robot, reference = floating
+    q, qd, qdd, _ = _state(robot, 3)
+    root = robot.body_names[0]
+    fext = robot.external_force(root, [0.3, -1.2, 0.5, 10.0, -4.0, 7.0], q)
+    assert np.any(fext[0] != 0)
+    assert_close(robot.inverse_dynamics(q, qd, qdd, fext),
+                 reference.inverse_dynamics(q, qd, qdd, fext))
+
+
+def test_kinematics_agree_with_pinocchio(floating):
+    robot, reference = floating
+    q = _state(robot, 4)[0]
+    for index, body in enumerate(robot.body_names):
+        assert_close(robot.get_transform(q, body), reference.body_transform(q, index))
+        assert_close(robot.geometric_jacobian(q, body), reference.jacobian(q, index))
+    first, last = robot.body_names[0], robot.body_names[-1]
+    relative = np.linalg.solve(reference.body_transform(q, 0),
+                               reference.body_transform(q, len(robot.body_names) - 1))
+    assert_close(robot.get_transform(q, last, relative_to=first), relative)
+    assert_close(robot.get_transform(q, first, relative_to=robot.base_name),
+                 reference.body_transform(q, 0))
+
+
+def test_derivatives_in_the_tangent_space_agree_with_pinocchio(floating):
+    robot, reference = floating
+    q, qd, x, _ = _state(robot, 5)
+    for actual, expected in zip(robot.inverse_dynamics_derivatives(q, qd, x),
+                                rnea_derivatives(reference, q, qd, x), strict=True):
+        assert actual.shape == (robot.nv, robot.nv)
+        assert_close(actual, expected)
+    for actual, expected in zip(robot.forward_dynamics_derivatives(q, qd, x),
+                                aba_derivatives(reference, q, qd, x), strict=True):
+        assert_close(actual, expected, rtol=1e-8)
+
+
+def test_the_quaternion_norm_changes_nothing(floating):
+    robot, _ = floating
+    unit = _state(robot, 6, scale=1.0)
+    scaled = _state(robot, 6, scale=1.7)
+    for name, arguments in [("inverse_dynamics", (0, 1, 2, 3)), ("forward_dynamics", (0, 1, 2, 3)),
+                            ("mass_matrix", (0,)), ("center_of_mass", (0,))]:
+        method = getattr(robot, name)
+        a, b = method(*[unit[i] for i in arguments]), method(*[scaled[i] for i in arguments])
+        for x, y in zip(np.atleast_1d(a) if name != "center_of_mass" else a,
+                        np.atleast_1d(b) if name != "center_of_mass" else b, strict=True):
+            assert_close(x, y, rtol=1e-12)
+
+
+def _assert_same_configuration(reference, qa, qb):
+    """Equal up to a quaternion's sign and whole turns of angles: nothing between them."""
+    between = pin.difference(reference.model, reference.q(qa), reference.q(qb))
+    assert_close(between, np.zeros_like(between), rtol=1e-12)
+
+
+def test_integrate_and_difference_agree_with_pinocchio(floating):
+    robot, reference = floating
+    rng = np.random.default_rng(7)
+    q0 = _state(robot, 7)[0]
+    v = rng.normal(size=robot.nv)
+    q1 = robot.integrate(q0, v)
+    expected = pin.integrate(reference.model, reference.q(q0), reference.v(v))
+    assert_close(reference.q(q1), expected)
+    for joint in robot.model.joints:
+        if joint.kind == "free":
+            assert abs(np.linalg.norm(q1[joint.idx_q + 3 : joint.idx_q + 7]) - 1) < 1e-15
+    q2 = robot.random_configuration(rng)
+    v2 = robot.difference(q0, q2)
+    expected_v = reference.from_v(pin.difference(reference.model, reference.q(q0),
+                                                 reference.q(q2)))
+    # Pinocchio wraps the angles of continuous and planar joints into [-pi, pi]; casdyn's
+    # angles are plain numbers, their difference plain subtraction
+    unwrapped = [k for j in robot.model.joints if j.kind == "free" or (
+        j.kind in ("revolute", "prismatic") and not j.continuous)
+        for k in range(j.idx_v, j.idx_v + (6 if j.kind == "free" else 1))]
+    assert_close(v2[unwrapped], expected_v[unwrapped])
+    _assert_same_configuration(reference, robot.integrate(q0, v2), q2)
+    assert_close(robot.integrate(q0, v, dt=0.25), robot.integrate(q0, 0.25 * v))
+
+
+def test_integrate_and_difference_have_finite_exact_gradients_at_zero(floating):
+    """The rotation's exponential and logarithm near the identity: values and derivatives
+    at exactly zero rotation are finite and match central differences around it."""
+    robot, _ = floating
+    q0 = _state(robot, 8, scale=1.0)[0]
+    integrate, difference = robot.function("integrate"), robot.function("difference")
+    v = ca.SX.sym("v", robot.nv)
+    d_integrate = ca.Function("d", [v], [ca.jacobian(integrate(q0, v), v)])
+    q1 = ca.SX.sym("q1", robot.nq)
+    d_difference = ca.Function("d", [q1], [ca.jacobian(difference(q0, q1), q1)])
+    for at in (0.0, 1e-9, 3e-3):
+        point = np.full(robot.nv, at)
+        J = np.array(d_integrate(point))
+        assert np.all(np.isfinite(J))
+        h = 1e-6
+        columns = [(np.array(integrate(q0, point + h * e)) - np.array(integrate(q0, point - h * e)))
+                   .ravel() / (2 * h) for e in np.eye(robot.nv)]
+        assert_close(J, np.array(columns).T, rtol=1e-7)
+        q_at = np.array(integrate(q0, point)).ravel()
+        D = np.array(d_difference(q_at))
+        assert np.all(np.isfinite(D))
+        # difference after integrate is the identity on v: D * d_integrate = 1
+        assert_close(D @ J, np.eye(robot.nv), rtol=1e-8)
+    assert np.all(np.array(difference(q0, q0)) == 0)
+
+
+def test_free_floating_momentum_is_conserved():
+    """No gravity, no torque, no external force: the total momentum, in the world, is the
+    same after 40 RK4 steps (M[0:6] qd is the momentum in the root frame)."""
+    robot = casdyn.load_robot("kuka_iiwa14", floating_base=True, gravity=(0, 0, 0))
+    rng = np.random.default_rng(2)
+    q, v = robot.random_configuration(rng), rng.normal(size=robot.nv)
+    step = casdyn.integrators.rk4_step(robot, 2e-3)
+
+    def momentum(q, v):
+        n_f = robot.mass_matrix(q)[:6] @ v
+        R = robot.get_transform(q, robot.body_names[0])[:3, :3]
+        p = q[:3]
+        f = R @ n_f[3:]
+        return np.r_[R @ n_f[:3] + np.cross(p, f), f]
+
+    start = momentum(q, v)
+    x = np.r_[q, v]
+    for _ in range(40):
+        x = np.array(step(x, np.zeros(robot.nv))).ravel()
+    end = momentum(x[: robot.nq], x[robot.nq :])
+    assert np.linalg.norm(x[robot.nq - robot.nv + 2 : 7]) > 0  # moved
+    assert_close(end, start, rtol=1e-9)
+    assert not np.allclose(x[:3], q[:3])
+
+
+def test_multi_dof_joints_inside_a_fixed_base_tree_agree():
+    for seed in range(5):
+        case = ("random", seed)
+        robot, reference = _load(case, floating_base=False)
+        assert not robot.floating_base
+        q, qd, x, fext = _state(robot, seed)
+        assert_close(robot.inverse_dynamics(q, qd, x, fext),
+                     reference.inverse_dynamics(q, qd, x, fext))
+        assert_close(robot.forward_dynamics(q, qd, x, fext),
+                     reference.forward_dynamics(q, qd, x, fext))
+        assert_close(robot.mass_matrix(q), reference.mass_matrix(q))
+        body = robot.body_names[-1]
+        assert_close(robot.geometric_jacobian(q, body),
+                     reference.jacobian(q, len(robot.body_names) - 1))
+
+
+def test_a_fixed_base_is_said_plainly():
+    robot = casdyn.load_robot("ur5e")
+    assert not robot.floating_base
+    assert "fixed base: root link 'base_link' welded to the world; floating_base=True" in repr(
+        robot)
+
+
+def test_a_root_link_called_world_floats_under_universe():
+    robot = casdyn.load_robot("kuka_iiwa14", floating_base=True)
+    assert robot.base_name == "universe" and robot.body_names[0] == "world"
+    assert "from 'universe' to root link 'world'" in repr(robot)
+
+
+def test_floating_base_functions_compile_pickle_and_batch(tmp_path):
+    import pickle
+
+    robot = casdyn.load_robot("ur5e", floating_base=True)
+    q, qd, qdd, fext = _state(robot, 9)
+    expected = robot.inverse_dynamics(q, qd, qdd, fext)
+    again = pickle.loads(pickle.dumps(robot))
+    assert again.floating_base and again.nq == 13
+    assert_close(again.inverse_dynamics(q, qd, qdd, fext), expected, rtol=1e-15)
+    batch = robot.inverse_dynamics(np.stack([q, q]), qd, qdd, fext)
+    assert batch.shape == (2, robot.nv)
+    robot.compile(["inverse_dynamics", "integrate"], directory=tmp_path)
+    assert_close(robot.inverse_dynamics(q, qd, qdd, fext), expected)
+    assert_close(robot.integrate(q, qd), np.array(robot.function("integrate")(q, qd)).ravel())
+
+
+@pytest.mark.parametrize("name, joint", [("torso_two_arms", "torso_yaw"),
+                                         ("planar_2link", "joint1")])
+def test_a_singular_floating_model_refuses_forward_dynamics(name, joint):
+    """The root link is massless and has one revolute joint below it: turning the root about
+    that axis against the joint moves no mass."""
+    robot = casdyn.load_robot(name, floating_base=True)
+    with pytest.raises(casdyn.ModelError, match=f"'floating_base', '{joint}' together"):
+        robot.forward_dynamics()
+    robot.inverse_dynamics()  # defined
+    casdyn.load_robot(name).forward_dynamics()  # and on a fixed base, FD is
