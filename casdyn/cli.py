@@ -42,16 +42,19 @@ def info(robot: RigidBodyTree) -> str:
         "",
         f"{'joint':<28} {'type':<11} {'q':>5} {'lower':>10} {'upper':>10}",
     ]
-    for joint in robot.model.joints:
+    for joint in robot.model.coordinate_joints:
         kind = "continuous" if joint.continuous else joint.kind
         nq = JOINT_TYPES[joint.kind].nq
         index = f"{joint.idx_q}" if nq == 1 else f"{joint.idx_q}:{joint.idx_q + nq}"
         lo, hi = lower[joint.idx_q], upper[joint.idx_q]
         limits = f"{lo:>10.4g} {hi:>10.4g}" if nq == 1 else f"{'':>10} {'':>10}"
         lines.append(f"{joint.name:<28} {kind:<11} {index:>5} {limits}")
+    for name, leader, multiplier, offset in robot.mimic_joints:
+        lines.append(f"{name:<28} {'mimic':<11} {'':>5} q = {multiplier:.4g} * {leader} "
+                     f"+ {offset:.4g}")
     lines += ["", f"{'body':<28} {'mass [kg]':>10}  moved by"]
     for body in robot.model.bodies:
-        mover = robot.joint_names[body.joint] if body.joint >= 0 else "(fixed to the base)"
+        mover = robot.model.joints[body.joint].name if body.joint >= 0 else "(fixed to the base)"
         lines.append(f"{body.name:<28} {body.mass:>10.4g}  {mover}")
     return "\n".join(lines)
 

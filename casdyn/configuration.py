@@ -15,17 +15,17 @@ from .spatial import SX
 
 def neutral(model: Model) -> np.ndarray:
     """Every joint's home coordinates, (nq,)."""
-    return _joined([JOINT_TYPES[j.kind].neutral(j) for j in model.joints])
+    return _joined([JOINT_TYPES[j.kind].neutral(j) for j in model.coordinate_joints])
 
 
 def random(model: Model, rng: np.random.Generator, bounded: bool = False) -> np.ndarray:
     """A random configuration, (nq,): each joint's draw from its sampling box. Joints that
     have none (prismatic joints without limits) are an error, or with ``bounded`` draw
     in [-1, 1]."""
-    types = [JOINT_TYPES[j.kind] for j in model.joints]
+    types = [JOINT_TYPES[j.kind] for j in model.coordinate_joints]
     if not types:
         return np.zeros(0)
-    boxes = [_box(t, j, bounded) for t, j in zip(types, model.joints, strict=True)]
+    boxes = [_box(t, j, bounded) for t, j in zip(types, model.coordinate_joints, strict=True)]
     sample = rng.uniform(_joined([low for low, _ in boxes]), _joined([high for _, high in boxes]))
     sizes = np.cumsum([len(low) for low, _ in boxes])[:-1]
     return _joined([t.from_box(part) for t, part in
@@ -49,7 +49,7 @@ def integrate(model: Model, q: SX, v: SX) -> SX:
     """``q ⊕ v`` (nq x 1): each joint's coordinates moved with its rates ``v`` (nv x 1) for
     unit time (:meth:`casdyn.joints.JointType.integrate`)."""
     parts = []
-    for joint in model.joints:
+    for joint in model.coordinate_joints:
         kind = JOINT_TYPES[joint.kind]
         parts.append(kind.integrate(q[joint.idx_q : joint.idx_q + kind.nq],
                                     v[joint.idx_v : joint.idx_v + kind.nv]))
@@ -59,7 +59,7 @@ def integrate(model: Model, q: SX, v: SX) -> SX:
 def difference(model: Model, q0: SX, q1: SX) -> SX:
     """``q1 ⊖ q0`` (nv x 1): the rates that :func:`integrate` takes from ``q0`` to ``q1``."""
     parts = []
-    for joint in model.joints:
+    for joint in model.coordinate_joints:
         kind = JOINT_TYPES[joint.kind]
         rows = slice(joint.idx_q, joint.idx_q + kind.nq)
         parts.append(kind.difference(q0[rows], q1[rows]))
@@ -68,7 +68,7 @@ def difference(model: Model, q0: SX, q1: SX) -> SX:
 
 def is_vector_space(model: Model) -> bool:
     """Whether ``integrate`` is plain addition for every joint (then ``nq == nv``)."""
-    return all(JOINT_TYPES[joint.kind].vector_space for joint in model.joints)
+    return all(JOINT_TYPES[joint.kind].vector_space for joint in model.coordinate_joints)
 
 
 def tangent_map(model: Model, q: SX) -> SX | None:
@@ -77,7 +77,7 @@ def tangent_map(model: Model, q: SX) -> SX | None:
     tangent space, ``d/dv f(q ⊕ v)`` at ``v = 0``."""
     if is_vector_space(model):
         return None
-    blocks = [(joint, JOINT_TYPES[joint.kind]) for joint in model.joints]
+    blocks = [(joint, JOINT_TYPES[joint.kind]) for joint in model.coordinate_joints]
     T = SX(model.nq, model.nv)
     for joint, kind in blocks:
         rows = slice(joint.idx_q, joint.idx_q + kind.nq)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import casadi as ca
 
+from .errors import ModelError
+from .joints import LDLT
 from .kinematics import base_poses, joint_states
 from .model import Model
 from .spatial import (
@@ -43,21 +45,34 @@ def rnea(model: Model, q: SX, qd: SX, qdd: SX, base_acceleration: SX | None = No
     f: list = [None] * n  # body forces, body frames
     for i in model.order:
         joint, X = model.joints[i], states[i]
-        motion[i] = X.propagate(base if joint.parent < 0 else motion[joint.parent], qd[X.v],
-                                qdd[X.v])
+        motion[i] = X.propagate(base if joint.parent < 0 else motion[joint.parent],
+                                X.rates(qd), X.rates(qdd))
         f[i] = BodyInertia(joint.inertia).force(motion[i])
     tau = SX.zeros(model.nv, 1)
     for i in reversed(model.order):
         joint, X = model.joints[i], states[i]
-        tau[X.v] = X.project(f[i])
+        X.put(tau, X.project(f[i]))
         if joint.parent >= 0:
             f[joint.parent] = f[joint.parent] + X.force_to_parent(f[i])
     return tau
 
 
 
+def forward_dynamics(model: Model, q: SX, qd: SX, tau: SX) -> SX:
+    """Forward dynamics ``M^-1 (tau - C qd - g)`` (nv x 1), without external forces: by
+    :func:`aba`, or where mimic joints couple branches (which ABA's recursion cannot), by
+    an LDL^T solve with the mass matrix of :func:`crba` and the bias of :func:`rnea`."""
+    if not model.has_mimic_joints:
+        return aba(model, q, qd, tau)
+    bias = rnea(model, q, qd, SX.zeros(model.nv, 1))
+    return LDLT(crba(model, q)).solve(tau - bias)
+
+
 def aba(model: Model, q: SX, qd: SX, tau: SX) -> SX:
-    """Forward dynamics ``M^-1 (tau - C qd - g)`` (nv x 1), without external forces."""
+    """Forward dynamics ``M^-1 (tau - C qd - g)`` (nv x 1), without external forces, for a
+    model without mimic joints."""
+    if model.has_mimic_joints:
+        raise ModelError(f"ABA does not take mimic joints ({model.name!r} has some)")
     states = joint_states(model, q)
     n = len(model.joints)
     v: list = [None] * n  # body velocities, body frames
@@ -114,28 +129,43 @@ def crba(model: Model, q: SX) -> SX:
         poses = base_poses(model, states)
         axes = [states[j].type.base_subspace(poses[j]) for j in range(n)]
     M = SX.zeros(model.nv, model.nv)
+    mimic = model.has_mimic_joints
+
+    def put(j: int, column: int, block: SX, factor: float, mirror: bool) -> None:
+        """``M[v_j, column] = block`` (and the mirrored entries); with mimic joints every
+        pair of joints adds ``k_i k_j`` times its block to its leaders' entries."""
+        rows = states[j].v
+        if not mimic:
+            M[rows, column] = block
+            if mirror:
+                M[column, rows] = block.T
+            return
+        M[rows, column] = M[rows, column] + factor * block
+        if mirror:
+            M[column, rows] = M[column, rows] + factor * block.T
+
     for i in range(n):
         # the force for a unit rate of each of joint i's velocities, one column each
         columns = states[i].columns
         units = [1] if len(columns) == 1 else [SX.eye(len(columns))[:, k]
                                                 for k in range(len(columns))]
+        k_i = states[i].multiplier or 1.0
         for unit, column in zip(units, columns, strict=True):
             F = composite[i].apply(states[i].S(unit))
-            M[states[i].v, column] = states[i].project(F)
+            put(i, column, states[i].project(F), k_i * k_i, False)
             ancestors = model.support(i)[1:]
             if in_base and ancestors:
                 F_base = poses[i].force_to_parent(F)
                 for j in ancestors:
                     block = states[j].type.along(axes[j], F_base)
-                    M[states[j].v, column], M[column, states[j].v] = block, block.T
+                    put(j, column, block, k_i * (states[j].multiplier or 1.0), True)
             elif ancestors:
                 child = i
                 for j in ancestors:
                     F = states[child].force_to_parent(F)
-                    block = states[j].project(F)
-                    M[states[j].v, column], M[column, states[j].v] = block, block.T
+                    put(j, column, states[j].project(F), k_i * (states[j].multiplier or 1.0),
+                        True)
                     child = j
-    return M
     return M
 
 
@@ -162,5 +192,5 @@ def external_torque(model: Model, q: SX, fext: SX) -> SX:
     poses = base_poses(model, states)
     Q = SX.zeros(model.nv, 1)
     for i, state in enumerate(states):
-        Q[state.v] = state.type.project_base(poses[i], F[i])
+        state.put(Q, state.type.project_base(poses[i], F[i]))
     return Q

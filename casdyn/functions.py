@@ -225,7 +225,7 @@ def _forward_dynamics(model: Model, s: dict, options: dict, stages: _Stages) -> 
         )
     _check_mass_matrix_regular(stages)
     tau = s["tau"] + dynamics.external_torque(model, s["q"], s["fext"])
-    return [dynamics.aba(stages.grouped, s["q"], s["qd"], tau)]
+    return [dynamics.forward_dynamics(stages.grouped, s["q"], s["qd"], tau)]
 
 
 def _check_mass_matrix_regular(stages: _Stages) -> None:

@@ -501,6 +501,7 @@ class JointState:
     tree: Transform  # constant pose of the joint frame at q = 0, in the parent frame
     motion: Transform  # the joint's own motion
     v: int | slice  # where its velocities are in qd, qdd, tau (an index for one: a scalar)
+    multiplier: float | None = None  # a mimic joint's: its rates are multiplier * v's
 
     @staticmethod
     def at(joint: Joint, q: SX) -> JointState:
@@ -509,7 +510,23 @@ class JointState:
         qi = q[joint.idx_q] if kind.nq == 1 else q[joint.idx_q : joint.idx_q + kind.nq]
         v = joint.idx_v if kind.nv == 1 else slice(joint.idx_v, joint.idx_v + kind.nv)
         tree = Transform.constant(joint.rotation, joint.translation)
-        return JointState(kind, tree, kind.motion(joint, qi), v)
+        if joint.mimic is None:
+            return JointState(kind, tree, kind.motion(joint, qi), v)
+        k, b = joint.mimic.multiplier, joint.mimic.offset
+        return JointState(kind, tree, kind.motion(joint, k * qi + b), v, k)
+
+    def rates(self, x: SX) -> SX:
+        """The joint's entries of a velocity-sized vector (``qd``, ``qdd``)."""
+        return x[self.v] if self.multiplier is None else self.multiplier * x[self.v]
+
+    def put(self, target: SX, value: SX, rows=None) -> None:
+        """Add the joint's part of a generalised force (or Jacobian columns, ``rows`` of
+        them) to ``target``'s entries for its velocities; a mimic joint's, times its
+        multiplier, to its leader's. (Added, not assigned, as a leader and its mimic joints
+        share entries; where ``target`` holds structural zeros CasADi adds nothing.)"""
+        where = self.v if rows is None else (rows, self.v)
+        scaled = value if self.multiplier is None else self.multiplier * value
+        target[where] = target[where] + scaled
 
     @property
     def columns(self) -> range:

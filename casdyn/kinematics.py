@@ -85,8 +85,9 @@ def geometric_jacobian(model: Model, q: SX, body: int) -> SX:
     chain = chain_poses(model, states, joint)
     origin = (chain[-1][1] if chain else Transform.identity()).then(offset).p
     for j, frame in chain:
-        v = states[j].v
-        J[:3, v], J[3:, v] = states[j].type.point_columns(frame, origin, 1)
+        angular, linear = states[j].type.point_columns(frame, origin, 1)
+        states[j].put(J, angular, slice(0, 3))
+        states[j].put(J, linear, slice(3, 6))
     return J
 
 
@@ -110,6 +111,6 @@ def center_of_mass(model: Model, q: SX) -> tuple[SX, SX]:
         if joint.parent < 0:
             com = com + moment[i]
         _, J_v = states[i].type.point_columns(poses[i], moment[i], mass[i], total)
-        J[:, states[i].v] = J_v
+        states[i].put(J, J_v, slice(0, 3))
     return com / total, J
 

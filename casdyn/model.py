@@ -24,11 +24,12 @@ derive the sparser models that the algorithms run on (see :mod:`casdyn.functions
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .errors import InputError, ModelError, URDFError, suggest, unknown_name
+from .errors import InputError, ModelError, ModelWarning, URDFError, suggest, unknown_name
 from .inertia import Inertia
 from .joints import JOINT_TYPES
 from .urdf import RobotDescription, rpy_to_matrix
@@ -61,8 +62,18 @@ class Joint:
     velocity: float = float("inf")
     continuous: bool = False
     offset: float = 0.0  # revolute: the frame turns by q + offset (see casdyn.reframe)
-    idx_q: int = 0  # first coordinate in q
-    idx_v: int = 0  # first velocity in qd (and qdd, tau)
+    idx_q: int = 0  # first coordinate in q (a mimic joint: its leader's)
+    idx_v: int = 0  # first velocity in qd (and qdd, tau) (a mimic joint: its leader's)
+    mimic: Mimic | None = None
+
+
+@dataclass(frozen=True)
+class Mimic:
+    """A joint without a coordinate of its own: ``q = multiplier * q_leader + offset``."""
+
+    leader: int  # the leader's joint index
+    multiplier: float
+    offset: float
 
 
 @dataclass(frozen=True)
@@ -93,18 +104,27 @@ class Model:
     _body_index: dict[str, int] = field(repr=False, compare=False, default_factory=dict)
 
     @property
+    def coordinate_joints(self) -> tuple[Joint, ...]:
+        """The joints with coordinates of their own (all but mimic joints), in ``q``'s order."""
+        return tuple(joint for joint in self.joints if joint.mimic is None)
+
+    @property
     def nq(self) -> int:
         """The number of coordinates, the length of ``q``."""
-        return sum(JOINT_TYPES[joint.kind].nq for joint in self.joints)
+        return sum(JOINT_TYPES[joint.kind].nq for joint in self.coordinate_joints)
 
     @property
     def nv(self) -> int:
         """The number of velocities, the length of ``qd``, ``qdd`` and ``tau``."""
-        return sum(JOINT_TYPES[joint.kind].nv for joint in self.joints)
+        return sum(JOINT_TYPES[joint.kind].nv for joint in self.coordinate_joints)
 
     @property
     def joint_names(self) -> tuple[str, ...]:
-        return tuple(joint.name for joint in self.joints)
+        return tuple(joint.name for joint in self.coordinate_joints)
+
+    @property
+    def has_mimic_joints(self) -> bool:
+        return any(joint.mimic is not None for joint in self.joints)
 
     @property
     def body_names(self) -> tuple[str, ...]:
@@ -209,6 +229,11 @@ def build_model(description: RobotDescription, gravity=(0.0, 0.0, -9.81),
                     floating_base).build()
 
 
+def _warn(message: str) -> None:
+    """A :class:`ModelWarning` pointing at the caller of ``casdyn.load_urdf``."""
+    warnings.warn(message, ModelWarning, stacklevel=6)
+
+
 class _Builder:
     """Depth-first walk from the root that assigns joints, merges fixed links and aligns axes."""
 
@@ -221,7 +246,8 @@ class _Builder:
         self.parent_joints = parent_joints
         self.root = root
         self.gravity = gravity
-        movable = [j.name for j in description.joints if j.type != "fixed"]
+        self.specs = {j.name: j for j in description.joints if j.type != "fixed"}
+        movable = list(self.specs)
         if floating_base:
             movable.insert(0, FLOATING_BASE)
         self.q_index = {name: i for i, name in enumerate(movable)}
@@ -247,8 +273,16 @@ class _Builder:
             )
         joints, idx_q, idx_v = [], 0, 0
         for i, joint in enumerate(self.joints):
-            joints.append(replace(joint, inertia=self.inertias[i], idx_q=idx_q, idx_v=idx_v))
-            idx_q, idx_v = idx_q + JOINT_TYPES[joint.kind].nq, idx_v + JOINT_TYPES[joint.kind].nv
+            joint = replace(joint, inertia=self.inertias[i], idx_q=idx_q, idx_v=idx_v,
+                            mimic=self._mimic(i))
+            joints.append(joint)
+            if joint.mimic is None:
+                kind = JOINT_TYPES[joint.kind]
+                idx_q, idx_v = idx_q + kind.nq, idx_v + kind.nv
+        for i, joint in enumerate(joints):  # a mimic joint reads its leader's entries
+            if joint.mimic is not None:
+                leader = joints[joint.mimic.leader]
+                joints[i] = replace(joint, idx_q=leader.idx_q, idx_v=leader.idx_v)
         bodies = []
         for link in self.description.links:
             if link.name == self.root:
@@ -271,6 +305,26 @@ class _Builder:
             floating_base=self.floating_base,
             _body_index={body.name: i for i, body in enumerate(bodies)},
         )
+
+    def _mimic(self, index: int) -> Mimic | None:
+        spec = self.specs.get(self.joints[index].name)
+        if spec is None or spec.mimic is None:
+            return None
+        leader, multiplier, offset = spec.mimic
+        leader_spec = self.specs.get(leader)
+        if leader_spec is None:  # as Pinocchio without mimic=True: an independent joint
+            movable = [name for name, s in self.specs.items() if s.mimic is None]
+            _warn(f"{spec.where}: the joint it mimics, {leader!r}, is not defined "
+                       f"({suggest(leader, movable)}); casdyn treats the joint as independent, "
+                       "with its own coordinate")
+            return None
+        if leader_spec.type not in ("revolute", "continuous", "prismatic"):
+            raise URDFError(f"{spec.where}: the joint it mimics, {leader!r}, is not a movable "
+                            "1-dof joint")
+        if leader_spec.mimic is not None:
+            raise URDFError(f"{spec.where}: it mimics {leader!r}, which mimics another joint; "
+                            "make both mimic the same independent joint")
+        return Mimic(self.q_index[leader], multiplier, offset)
 
     def _fixed_frame(self) -> str:
         """The base's name: the root link on a fixed base; ``world`` on a floating base, or

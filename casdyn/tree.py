@@ -111,6 +111,15 @@ class RigidBodyTree:
         return self._model.joint_names
 
     @property
+    def mimic_joints(self) -> tuple[tuple[str, str, float, float], ...]:
+        """``(name, leader, multiplier, offset)`` of each URDF ``<mimic>`` joint: it has no
+        coordinate of its own (``q = multiplier * q_leader + offset``) and is not in
+        ``joint_names``; its generalised force goes, times the multiplier, to the leader."""
+        joints = self._model.joints
+        return tuple((j.name, joints[j.mimic.leader].name, j.mimic.multiplier, j.mimic.offset)
+                     for j in joints if j.mimic is not None)
+
+    @property
     def nq(self) -> int:
         return self._model.nq
 
@@ -136,7 +145,7 @@ class RigidBodyTree:
     def position_limits(self) -> tuple[np.ndarray, np.ndarray]:
         """``(lower, upper)``, each (nq,); continuous, planar and free joints have infinite
         limits."""
-        limits = [JOINT_TYPES[j.kind].limits(j) for j in self._model.joints]
+        limits = [JOINT_TYPES[j.kind].limits(j) for j in self._model.coordinate_joints]
         return (self._per_joint([low for low, _ in limits]),
                 self._per_joint([high for _, high in limits]))
 
@@ -154,7 +163,7 @@ class RigidBodyTree:
         """A joint's ``value`` for a 1-dof joint, inf for each velocity of the others."""
         return self._per_joint([
             np.array([value(j)]) if JOINT_TYPES[j.kind].nv == 1
-            else np.full(JOINT_TYPES[j.kind].nv, np.inf) for j in self._model.joints])
+            else np.full(JOINT_TYPES[j.kind].nv, np.inf) for j in self._model.coordinate_joints])
 
     def __repr__(self) -> str:
         return (

@@ -26,7 +26,8 @@ from urdf_parser_py import urdf as _urdf
 from .errors import ModelWarning, URDFError
 
 SUPPORTED_JOINT_TYPES = ("revolute", "continuous", "prismatic", "planar", "floating", "fixed")
-_KEEP = {"link": {"inertial"}, "joint": {"origin", "parent", "child", "axis", "limit"}}
+_KEEP = {"link": {"inertial"},
+         "joint": {"origin", "parent", "child", "axis", "limit", "mimic"}}
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class JointSpec:
     effort: float  # |tau| limit, inf when the URDF gives none
     velocity: float  # |qd| limit, inf when the URDF gives none
     where: str  # "file, line N, <joint name=...>" for later error messages
+    mimic: tuple[str, float, float] | None = None  # (leader, multiplier, offset)
 
 
 @dataclass(frozen=True)
@@ -247,13 +249,17 @@ def _read_joint(element: ET.Element, where: str) -> JointSpec:
             _warn(f"{where_joint}: limits lower={lower} > upper={upper}; casdyn reads them "
                   "as no position limit")
             lower, upper = -math.inf, math.inf
-    mimic = element.find("mimic")
-    if mimic is not None:
-        _warn(f"{where_joint}: <mimic joint={mimic.get('joint')!r}> is not modelled yet; "
-              "casdyn treats the joint as independent, with its own coordinate")
+    mimic = None
+    if joint.mimic is not None and joint.type != "fixed":  # a fixed joint has no motion
+        if joint.type not in ("revolute", "continuous", "prismatic"):
+            raise URDFError(f"{where_joint}: a {joint.type} joint cannot mimic another")
+        multiplier = 1.0 if joint.mimic.multiplier is None else joint.mimic.multiplier
+        offset = 0.0 if joint.mimic.offset is None else joint.mimic.offset
+        k, b = _finite([multiplier, offset], "mimic multiplier and offset", where_joint)
+        mimic = (str(joint.mimic.joint), float(k), float(b))
     return JointSpec(
         joint.name, joint.type, joint.parent, joint.child, xyz, rpy,
-        axis / norm if norm > 0 else axis, lower, upper, effort, velocity, where_joint,
+        axis / norm if norm > 0 else axis, lower, upper, effort, velocity, where_joint, mimic,
     )
 
 

@@ -17,25 +17,45 @@ class Reference:
     stands for casdyn's ``floating_base`` joint."""
 
     def __init__(self, urdf_text: str, joint_names, body_names, gravity=(0, 0, -9.81),
-                 floating_base: bool = False):
-        if floating_base:
-            self.model = pin.buildModelFromXML(urdf_text, pin.JointModelFreeFlyer())
-        else:
-            self.model = pin.buildModelFromXML(urdf_text)
+                 floating_base: bool = False, mimic_joints=()):
+        root = (pin.JointModelFreeFlyer(),) if floating_base else ()
+        try:
+            self.model = pin.buildModelFromXML(urdf_text, *root, mimic=True)
+            expand = ()
+        except ValueError:
+            # Pinocchio takes a mimic joint only if it parses the leader first: then its
+            # model with independent joints, reduced here by the mimic map (casdyn's
+            # mimic_joints; none for a mimic of an undefined joint, which casdyn reads as
+            # independent too)
+            self.model = pin.buildModelFromXML(urdf_text, *root)
+            expand = mimic_joints
+        self.mimic = bool(expand) or any(j.shortname() == "JointModelMimic"
+                                         for j in self.model.joints)
         self.model.gravity.linear = np.asarray(gravity, dtype=float)
         self.data = self.model.createData()
         self.joint_ids = [self.model.getJointId("root_joint" if name == "floating_base"
                                                 and floating_base else name)
                           for name in joint_names]
         self.body_frames = [self.model.getFrameId(name, pin.BODY) for name in body_names]
-        self.v_index = []
-        for j in self.joint_ids:
+        self.v_index, self.q_at, column = [], {}, {}
+        at = 0
+        for name, j in zip(joint_names, self.joint_ids, strict=True):
             joint = self.model.joints[j]
             first = joint.idx_v
+            self.q_at[name], column[name] = at, len(self.v_index)
+            at += {2: 1, 4: 3}.get(joint.nq, joint.nq)
             if joint.nv == 6:  # free flyer: Pinocchio's v is linear first
                 self.v_index += [first + 3, first + 4, first + 5, first, first + 1, first + 2]
             else:  # 1-dof and planar ([vx, vy, wz] in both)
                 self.v_index += list(range(first, first + joint.nv))
+        # G maps casdyn's velocities to Pinocchio's: v_pin = G v, tau = G^T tau_pin
+        self.G = np.zeros((self.model.nv, len(self.v_index)))
+        self.G[self.v_index, range(len(self.v_index))] = 1.0
+        self.expanded = []  # (Pinocchio joint, leader's q position, multiplier, offset)
+        for name, leader, multiplier, offset in expand:
+            joint = self.model.joints[self.model.getJointId(name)]
+            self.G[joint.idx_v, column[leader]] += multiplier
+            self.expanded.append((joint, self.q_at[leader], multiplier, offset))
 
     # --- conversions ------------------------------------------------------------------------
     def q(self, q):
@@ -57,15 +77,19 @@ class Reference:
             else:
                 q_pin[where], at = q[at], at + 1
         assert at == len(q)
+        for joint, leader, multiplier, offset in self.expanded:
+            value = multiplier * q[leader] + offset
+            where = slice(joint.idx_q, joint.idx_q + joint.nq)
+            q_pin[where] = (np.cos(value), np.sin(value)) if joint.nq == 2 else value
         return q_pin
 
     def v(self, v):
-        v_pin = np.zeros(self.model.nv)
-        v_pin[self.v_index] = v
-        return v_pin
+        return self.G @ np.asarray(v, dtype=float)
 
     def from_v(self, v_pin):
-        return np.asarray(v_pin)[self.v_index]
+        """A generalised force (or, without mimic joints, any velocity-sized vector) of
+        Pinocchio's in casdyn's order."""
+        return self.G.T @ np.asarray(v_pin)
 
     def fext(self, q, fext):
         """casdyn's base-frame fext rows → Pinocchio's per-joint local forces."""
@@ -84,14 +108,21 @@ class Reference:
         return self.from_v(tau)
 
     def forward_dynamics(self, q, qd, tau, fext):
+        if self.mimic:  # Pinocchio's ABA does not take mimic joints: M^-1 (tau - bias)
+            q_pin, zero = self.q(q), np.zeros(self.model.nv)
+            bias = pin.rnea(self.model, self.data, q_pin, self.v(qd), zero, self.fext(q, fext))
+            return np.linalg.solve(self.mass_matrix(q), tau - self.from_v(bias))
         qdd = pin.aba(self.model, self.data, self.q(q), self.v(qd), self.v(tau),
                       self.fext(q, fext))
         return self.from_v(qdd)
 
     def mass_matrix(self, q):
-        M = pin.crba(self.model, self.data, self.q(q))
+        # Pinocchio 4.1's CRBA with mimic joints depends on what the Data held before (it
+        # differed after an RNEA call): a fresh Data each time
+        data = self.model.createData() if self.mimic else self.data
+        M = pin.crba(self.model, data, self.q(q))
         M = np.triu(M) + np.triu(M, 1).T
-        return M[np.ix_(self.v_index, self.v_index)]
+        return self.G.T @ M @ self.G
 
     def body_transform(self, q, body):
         pin.framesForwardKinematics(self.model, self.data, self.q(q))
@@ -105,7 +136,7 @@ class Reference:
         pin.updateFramePlacements(self.model, self.data)
         J = pin.getFrameJacobian(self.model, self.data, self.body_frames[body],
                                  pin.LOCAL_WORLD_ALIGNED).reshape(6, -1)  # eigenpy: 6x1 -> (6,)
-        return np.vstack([J[3:], J[:3]])[:, self.v_index]
+        return np.vstack([J[3:], J[:3]]) @ self.G
 
     def center_of_mass(self, q):
         """COM of every inertia, those fixed to the base included (Pinocchio keeps them
@@ -119,11 +150,11 @@ class Reference:
             total += inertia.mass
         moving = pin.jacobianCenterOfMass(self.model, self.data, q_pin)
         moving_mass = self.data.mass[0]
-        return moment / total, (moving * moving_mass / total)[:, self.v_index]
+        return moment / total, (moving * moving_mass / total) @ self.G
 
 
 def _reorder(reference: Reference, matrix):
-    return np.asarray(matrix)[np.ix_(reference.v_index, reference.v_index)]
+    return reference.G.T @ np.asarray(matrix) @ reference.G
 
 
 def rnea_derivatives(reference: Reference, q, qd, qdd):

@@ -69,8 +69,9 @@ def test_casdyn_agrees_with_pinocchio(name, floating_base, corpus_results):
         warnings.simplefilter("ignore", casdyn.ModelWarning)  # named in test_loading.py
         robot = casdyn.load_urdf(path, floating_base=floating_base)
     text = path.read_text()
-    reference = Reference(text, robot.joint_names, robot.body_names, floating_base=floating_base)
-    assert reference.model.nv == robot.nv, "Pinocchio has other joints"
+    reference = Reference(text, robot.joint_names, robot.body_names, floating_base=floating_base,
+                          mimic_joints=robot.mimic_joints)
+    assert reference.model.nv == robot.nv + len(reference.expanded), "other joints"
     q, qd, x, fext = corpus_state(robot)
     check = lambda a, b: assert_close(a, b, CORPUS_RELATIVE)  # noqa: E731
     check(robot.inverse_dynamics(q, qd, x, fext), reference.inverse_dynamics(q, qd, x, fext))

@@ -188,11 +188,20 @@ def test_limits_with_lower_above_upper_mean_unlimited_with_a_warning():
     assert robot.effort_limits.tolist() == [5]
 
 
-def test_an_ignored_mimic_tag_is_named_in_a_warning():
-    with pytest.warns(casdyn.ModelWarning, match=r"<joint name='j'>.*mimic joint='k'.*independent"):
-        casdyn.load_urdf(_one_link('<inertial><mass value="1"/><inertia ixx="1" ixy="0" '
-                                   'ixz="0" iyy="1" iyz="0" izz="1"/></inertial>',
-                                   '<axis xyz="0 0 1"/><mimic joint="k"/>'))
+def test_a_mimic_of_an_unknown_joint_is_independent_with_a_warning():
+    """As Pinocchio without mimic=True (alex_psyonic_hands in example-robot-data has one)."""
+    with pytest.warns(casdyn.ModelWarning, match=r"<joint name='j'>: the joint it mimics, 'k', "
+                                                 r"is not defined.*independent"):
+        robot = casdyn.load_urdf(_one_link('<inertial><mass value="1"/><inertia ixx="1" '
+                                           'ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>',
+                                           '<axis xyz="0 0 1"/><mimic joint="k"/>'))
+    assert robot.joint_names == ("j",) and robot.mimic_joints == ()
+
+
+def test_a_fixed_joint_may_carry_a_mimic_tag():
+    """TALOS's grippers: a mimic tag on a fixed joint changes nothing."""
+    text = _one_link("", '<mimic joint="k"/>', kind="fixed")
+    assert casdyn.load_urdf(text).nq == 0
 
 
 def test_clean_files_load_without_warnings():

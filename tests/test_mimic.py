@@ -1,0 +1,120 @@
+"""Mimic joints (SPEC: ``q = k q_L + b``, no coordinate of their own, generalised force added
+times k to the leader's) against Pinocchio's ``buildModel(..., mimic=True)``: Panda's
+fingers and random trees with mimic joints (revolute and prismatic, multipliers and offsets,
+followers in other branches and below their leaders). Pinocchio's ABA and derivatives do not
+take mimic joints: FD is compared with ``M^-1 (tau - bias)`` from its CRBA and RNEA, the
+derivatives with central differences."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from conftest import assert_close, random_state
+from pinocchio_reference import Reference
+from random_trees import random_urdf
+from test_corpus import ROOT
+
+import casdyn
+from casdyn.cli import main
+
+PANDA = ROOT / "panda_description/urdf/panda.urdf"
+
+
+def with_mimics(seed: int) -> str:
+    """A random tree in which some 1-dof joints mimic others of the same type (where
+    Pinocchio's parser takes the pair: it needs the leader parsed before the follower)."""
+    root = ET.fromstring(random_urdf(seed, n_links=8 + seed))
+    rng = np.random.default_rng(100 + seed)
+    joints = {kind: [j for j in root.findall("joint") if j.get("type") == kind]
+              for kind in ("revolute", "continuous", "prismatic")}
+    leaders: set[str] = set()
+    for same in joints.values():
+        rng.shuffle(same)
+        for pair in zip(same[::2], same[1::2], strict=False):
+            for follower, leader in (pair, pair[::-1]):
+                if follower.get("name") in leaders:
+                    continue
+                mimic = ET.SubElement(follower, "mimic", joint=leader.get("name"),
+                                      multiplier=repr(float(rng.uniform(-2, 2))),
+                                      offset=repr(float(rng.uniform(-0.5, 0.5))))
+                try:
+                    pin.buildModelFromXML(ET.tostring(root, encoding="unicode"), mimic=True)
+                except ValueError:
+                    follower.remove(mimic)
+                    continue
+                leaders.add(leader.get("name"))
+                break
+    assert root.findall("joint/mimic"), "no mimic joint drawn"
+    return ET.tostring(root, encoding="unicode")
+
+
+CASES = [("panda", PANDA.read_text())] + [(f"random-{seed}", with_mimics(seed))
+                                          for seed in range(4)]
+
+
+@pytest.mark.parametrize("floating_base", [False, True], ids=["fixed", "floating"])
+@pytest.mark.parametrize("name, text", CASES, ids=[name for name, _ in CASES])
+def test_mimic_joints_agree_with_pinocchio(name, text, floating_base):
+    robot = casdyn.load_urdf(text, floating_base=floating_base)
+    reference = Reference(text, robot.joint_names, robot.body_names,
+                          floating_base=floating_base)
+    assert reference.mimic and robot.mimic_joints and reference.model.nv == robot.nv
+    for seed in range(2):
+        q, qd, x, fext = random_state(robot, seed)
+        assert_close(robot.inverse_dynamics(q, qd, x, fext),
+                     reference.inverse_dynamics(q, qd, x, fext))
+        assert_close(robot.mass_matrix(q), reference.mass_matrix(q))
+        assert_close(robot.forward_dynamics(q, qd, x, fext),
+                     reference.forward_dynamics(q, qd, x, fext))
+        for index, body in enumerate(robot.body_names):
+            assert_close(robot.get_transform(q, body), reference.body_transform(q, index))
+            assert_close(robot.geometric_jacobian(q, body), reference.jacobian(q, index))
+        if floating_base:  # Pinocchio counts a fixed base's root link in its COM, casdyn not
+            for actual, expected in zip(robot.center_of_mass(q), reference.center_of_mass(q),
+                                        strict=True):
+                assert_close(actual, expected)
+
+
+@pytest.mark.parametrize("name, text", CASES[:3], ids=[name for name, _ in CASES[:3]])
+def test_mimic_derivatives_match_central_differences(name, text):
+    robot = casdyn.load_urdf(text)
+    q, qd, qdd, fext = random_state(robot, 3)
+    dq, dqd, dqdd = robot.inverse_dynamics_derivatives(q, qd, qdd, fext)
+    h = 1e-6
+    columns = [(robot.inverse_dynamics(q + h * e, qd, qdd, fext)
+                - robot.inverse_dynamics(q - h * e, qd, qdd, fext)) / (2 * h)
+               for e in np.eye(robot.nv)]
+    assert_close(dq, np.array(columns).T, rtol=1e-6)
+    columns = [(robot.inverse_dynamics(q, qd + h * e, qdd, fext)
+                - robot.inverse_dynamics(q, qd - h * e, qdd, fext)) / (2 * h)
+               for e in np.eye(robot.nv)]
+    assert_close(dqd, np.array(columns).T, rtol=1e-6)
+    assert_close(dqdd, robot.mass_matrix(q), rtol=1e-12)
+    dfd = robot.forward_dynamics_derivatives(q, qd, qdd, fext)
+    assert_close(dfd[2], np.linalg.inv(robot.mass_matrix(q)), rtol=1e-9)
+
+
+def test_panda_finger_mimic_is_described():
+    robot = casdyn.load_urdf(PANDA)
+    assert robot.nq == 8 and "panda_finger_joint2" not in robot.joint_names
+    assert robot.mimic_joints == (("panda_finger_joint2", "panda_finger_joint1", 1.0, 0.0),)
+
+
+def test_cli_info_lists_mimic_joints(capsys):
+    assert main(["info", str(PANDA)]) == 0
+    assert "panda_finger_joint2          mimic" in capsys.readouterr().out
+
+
+def test_a_mimic_of_a_mimic_is_refused():
+    links = "".join(f'<link name="l{i}"><inertial><mass value="1"/><inertia ixx="1" ixy="0" '
+                    f'ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>' for i in range(4))
+    joint = ('<joint name="{n}" type="revolute"><parent link="l0"/><child link="{c}"/>'
+             '<limit lower="-1" upper="1" effort="1" velocity="1"/>{m}</joint>')
+    text = ('<robot name="r">' + links + joint.format(n="a", c="l1", m="")
+            + joint.format(n="b", c="l2", m='<mimic joint="a"/>')
+            + joint.format(n="c", c="l3", m='<mimic joint="b"/>') + "</robot>")
+    with pytest.raises(casdyn.URDFError, match="it mimics 'b', which mimics another joint"):
+        casdyn.load_urdf(text)
