@@ -32,13 +32,13 @@ import numpy as np
 from .errors import InputError, ModelError, ModelWarning, URDFError, suggest, unknown_name
 from .inertia import Inertia
 from .joints import JOINT_TYPES
-from .urdf import RobotDescription, rpy_to_matrix
+from .urdf import RobotDescription
 
 WORLD = "world"  # the fixed frame of a floating-base model
 UNIVERSE = "universe"  # its name where the root link is called "world"
 FLOATING_BASE = "floating_base"  # its free joint
 # URDF joint type -> casdyn.joints type
-_JOINT_KINDS = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic",
+URDF_JOINT_KINDS = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic",
                 "planar": "planar", "floating": "free"}
 
 # Entries of constant rotations this close to 0 or ±1 are trigonometric round-off
@@ -101,6 +101,8 @@ class Model:
     gravity: np.ndarray  # (3,) gravitational acceleration in the base frame
     base_inertia: Inertia  # bodies fixed to the base, in the base frame (for the COM)
     floating_base: bool = False  # joint 0 is the free joint "floating_base" from "world"
+    # what it was built from, for casdyn.locking
+    description: RobotDescription | None = field(default=None, repr=False, compare=False)
     _body_index: dict[str, int] = field(repr=False, compare=False, default_factory=dict)
 
     @property
@@ -303,6 +305,7 @@ class _Builder:
             gravity=self.gravity,
             base_inertia=self.base_inertia,
             floating_base=self.floating_base,
+            description=self.description,
             _body_index={body.name: i for i, body in enumerate(bodies)},
         )
 
@@ -364,12 +367,12 @@ class _Builder:
     def _child_frame(self, child, joint, rotation, translation):
         """(child link, its joint, its pose there): a fixed joint's child stays on ``joint``;
         a movable joint becomes a new model joint, its frame turned so that the axis is z."""
-        origin_rotation = rotation @ rpy_to_matrix(child.rpy)
+        origin_rotation = rotation @ child.origin_rotation
         origin_translation = rotation @ child.xyz + translation
         if child.type == "fixed":
             return child.child, joint, snap(origin_rotation), origin_translation
         index = self.q_index[child.name]
-        kind = _JOINT_KINDS[child.type]
+        kind = URDF_JOINT_KINDS[child.type]
         # the joint frame has the axis as z; a free joint's frame is the child link's
         align = np.eye(3) if kind == "free" else axis_alignment(child.axis)
         self.joints[index] = Joint(

@@ -19,7 +19,8 @@ from .errors import InputError
 from .evaluator import NumericEvaluator
 from .functions import FUNCTION_NAMES, SIGNATURES, VECTOR_OUTPUTS, FunctionCache
 from .joints import JOINT_TYPES
-from .model import Model
+from .locking import locked_description
+from .model import Model, build_model
 from .names import identifier
 
 # Batches are evaluated in chunks of at most this many samples, by Functions mapped over the
@@ -170,6 +171,16 @@ class RigidBodyTree:
             f"<RigidBodyTree {self.name!r}: {len(self.joint_names)} joints (nq={self.nq}, "
             f"nv={self.nv}), {self.n_bodies} bodies, {self.base_description}>"
         )
+
+    def locked(self, positions: dict) -> RigidBodyTree:
+        """A new robot with the joints named in ``positions`` fixed at those positions (a
+        number for a 1-dof joint; ``[x, y, theta]`` planar; ``[x, y, z, qw, qx, qy, qz]``
+        floating), as Pinocchio's ``buildReducedModel``: e.g. a gripper's fingers locked, or
+        massless joints locked so that forward dynamics is defined. Bodies keep their names;
+        mimic joints follow their locked leader."""
+        model = self._model
+        description = locked_description(model.description, positions)
+        return RigidBodyTree(build_model(description, model.gravity, model.floating_base))
 
     # --- configurations -------------------------------------------------------------------
     def home_configuration(self) -> np.ndarray:

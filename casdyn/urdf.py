@@ -58,6 +58,12 @@ class JointSpec:
     velocity: float  # |qd| limit, inf when the URDF gives none
     where: str  # "file, line N, <joint name=...>" for later error messages
     mimic: tuple[str, float, float] | None = None  # (leader, multiplier, offset)
+    rotation: np.ndarray | None = None  # (3, 3) the origin's rotation, where not from rpy
+
+    @property
+    def origin_rotation(self) -> np.ndarray:
+        """The rotation of the child frame at zero motion, in the parent link frame."""
+        return rpy_to_matrix(self.rpy) if self.rotation is None else self.rotation
 
 
 @dataclass(frozen=True)

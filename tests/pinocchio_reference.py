@@ -16,11 +16,12 @@ class Reference:
     """Pinocchio's model of a URDF; with ``floating_base`` its free flyer (``root_joint``)
     stands for casdyn's ``floating_base`` joint."""
 
-    def __init__(self, urdf_text: str, joint_names, body_names, gravity=(0, 0, -9.81),
-                 floating_base: bool = False, mimic_joints=()):
+    def __init__(self, urdf_text: str | None, joint_names, body_names, gravity=(0, 0, -9.81),
+                 floating_base: bool = False, mimic_joints=(), model: pin.Model | None = None):
+        """From ``urdf_text``, or from a Pinocchio ``model`` already built."""
         root = (pin.JointModelFreeFlyer(),) if floating_base else ()
         try:
-            self.model = pin.buildModelFromXML(urdf_text, *root, mimic=True)
+            self.model = model or pin.buildModelFromXML(urdf_text, *root, mimic=True)
             expand = ()
         except ValueError:
             # Pinocchio takes a mimic joint only if it parses the leader first: then its
