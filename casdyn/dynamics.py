@@ -105,7 +105,7 @@ def aba(model: Model, q: SX, qd: SX, tau: SX) -> SX:
         X, parent = states[i], model.joints[i].parent
         a_prime = X.motion_to_child(a_base if parent < 0 else a[parent]) + c[i]
         qdd[X.v] = articulation[i].acceleration(a_prime)
-        a[i] = a_prime + X.S(qdd[X.v])
+        a[i] = articulation[i].body_acceleration(a_prime, X.S(qdd[X.v]))
     return qdd
 
 

@@ -30,6 +30,7 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, object]]
     "mass_matrix": (("q",), ("M",), {}),
     "velocity_product": (("q", "qd"), ("c",), {}),
     "gravity_torque": (("q",), ("g",), {}),
+    "bias_force": (("q", "qd"), ("h",), {}),
     "geometric_jacobian": (("q",), ("J",), {"body": None}),
     "get_transform": (("q",), ("T",), {"body": None, "relative_to": None}),
     "center_of_mass": (("q",), ("com", "com_jacobian"), {}),
@@ -45,7 +46,7 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, object]]
 }
 FUNCTION_NAMES = tuple(SIGNATURES)
 # outputs that are vectors: 1-D NumPy arrays in numeric results, whatever their length
-VECTOR_OUTPUTS = frozenset({"tau", "qdd", "c", "g", "com", "q_next", "v"})
+VECTOR_OUTPUTS = frozenset({"tau", "qdd", "c", "g", "h", "com", "q_next", "v"})
 
 
 class _Stages:
@@ -303,6 +304,11 @@ def _gravity_torque(model: Model, s: dict, options: dict, stages: _Stages) -> li
     return [stages.rnea(s["q"], zero, zero, dynamics.gravity_acceleration(model))]
 
 
+def _bias_force(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
+    zero = SX.zeros(model.nv, 1)
+    return [stages.rnea(s["q"], s["qd"], zero, dynamics.gravity_acceleration(model))]
+
+
 def _geometric_jacobian(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
     return [kinematics.geometric_jacobian(model, s["q"], body)]
@@ -341,6 +347,7 @@ _BUILDERS = {
     "mass_matrix": lambda model, s, options, stages: [dynamics.crba(stages.grouped, s["q"])],
     "velocity_product": _velocity_product,
     "gravity_torque": _gravity_torque,
+    "bias_force": _bias_force,
     "geometric_jacobian": _geometric_jacobian,
     "get_transform": _get_transform,
     "center_of_mass": lambda model, s, options, stages: list(

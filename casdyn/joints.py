@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import casadi as ca
@@ -420,12 +421,13 @@ class LDLT:
     def __init__(self, D: SX):
         n = D.size1()
         L = [[None] * n for _ in range(n)]
+        Ld = [[None] * n for _ in range(n)]  # L[i][k] * d[k], formed once
         d = [None] * n
         for j in range(n):
-            d[j] = D[j, j] - sum((L[j][k] * L[j][k] * d[k] for k in range(j)), SX(0))
+            d[j] = D[j, j] - sum((L[j][k] * Ld[j][k] for k in range(j)), SX(0))
             for i in range(j + 1, n):
-                L[i][j] = (D[i, j] - sum((L[i][k] * L[j][k] * d[k] for k in range(j)),
-                                         SX(0))) / d[j]
+                Ld[i][j] = D[i, j] - sum((L[i][k] * Ld[j][k] for k in range(j)), SX(0))
+                L[i][j] = Ld[i][j] / d[j]
         self.n, self.L, self.d = n, L, d
 
     def solve(self, b: SX) -> SX:
@@ -461,6 +463,10 @@ class Articulation:
         """``qdd = D^-1 (u - U^T a')`` for the body's acceleration ``a'`` before the joint's."""
         return self.D.solve(self.u - ca.mtimes(self.U.T, a_prime))
 
+    def body_acceleration(self, a_prime: SX, S_qdd: SX) -> SX:
+        """The body's spatial acceleration ``a' + S qdd``."""
+        return a_prime + S_qdd
+
 
 class ScalarArticulation(Articulation):
     """One dof along row ``k``: ``D = U[k]`` is a number and ``Ia`` has row and column k
@@ -488,8 +494,16 @@ class FreeArticulation(Articulation):
     def handed_on(self, IA: SX, pA: SX, c: SX) -> tuple[SX, SX]:
         return SX.zeros(6, 6), pA + self.u
 
+    @cached_property
+    def _solved(self) -> SX:
+        return self.D.solve(self.u)
+
     def acceleration(self, a_prime: SX) -> SX:
-        return self.D.solve(self.u) - a_prime
+        return self._solved - a_prime
+
+    def body_acceleration(self, a_prime: SX, S_qdd: SX) -> SX:
+        """``IA^-1 u`` itself, not ``a' + (IA^-1 u - a')``."""
+        return self._solved
 
 
 @dataclass(frozen=True)

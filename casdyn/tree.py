@@ -238,6 +238,11 @@ class RigidBodyTree:
         """The torque ``g(q)`` that holds the robot still against gravity, (nv,)."""
         return self._call("gravity_torque", q=q)
 
+    def bias_force(self, q=None, qd=None):
+        """``C(q, qd) qd + g(q)``, (nv,): inverse dynamics at zero acceleration without
+        external forces (Pinocchio's ``nonLinearEffects``, adam's ``bias_force``)."""
+        return self._call("bias_force", q=q, qd=qd)
+
     def inverse_dynamics_derivatives(self, q=None, qd=None, qdd=None, fext=None):
         """``(dtau_dq, dtau_dqd, dtau_dqdd)``, each (nv, nv): the Jacobians of
         :meth:`inverse_dynamics` (``dtau_dqdd`` is the mass matrix)."""

@@ -8,6 +8,8 @@ Pinocchio: ``[linear; angular]``, joints in depth-first order, continuous joints
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+
 import numpy as np
 import pinocchio as pin
 
@@ -30,6 +32,9 @@ class Reference:
             # independent too)
             self.model = pin.buildModelFromXML(urdf_text, *root)
             expand = mimic_joints
+        self.root_mass, self.root_com = 0.0, np.zeros(3)
+        if urdf_text is not None and not floating_base:
+            self.root_mass, self.root_com = _root_link_mass(urdf_text)
         self.mimic = bool(expand) or any(j.shortname() == "JointModelMimic"
                                          for j in self.model.joints)
         self.model.gravity.linear = np.asarray(gravity, dtype=float)
@@ -141,10 +146,11 @@ class Reference:
 
     def center_of_mass(self, q):
         """COM of every inertia, those fixed to the base included (Pinocchio keeps them
-        in the universe inertia, which its centerOfMass leaves out)."""
+        in the universe inertia, which its centerOfMass leaves out), but on a fixed base
+        not the root link's own (casdyn ignores it there, SPEC)."""
         q_pin = self.q(q)
         pin.forwardKinematics(self.model, self.data, q_pin)
-        moment, total = np.zeros(3), 0.0
+        moment, total = -self.root_mass * self.root_com, -self.root_mass
         for j in range(self.model.njoints):
             inertia = self.model.inertias[j]
             moment += inertia.mass * self.data.oMi[j].act(inertia.lever)
@@ -152,6 +158,19 @@ class Reference:
         moving = pin.jacobianCenterOfMass(self.model, self.data, q_pin)
         moving_mass = self.data.mass[0]
         return moment / total, (moving * moving_mass / total) @ self.G
+
+
+def _root_link_mass(urdf_text: str) -> tuple[float, np.ndarray]:
+    """Mass and centre of mass (its frame) of the URDF's root link."""
+    root = ET.fromstring(urdf_text.encode() if isinstance(urdf_text, str) else urdf_text)
+    children = {joint.find("child").get("link") for joint in root.findall("joint")}
+    link = next(link for link in root.findall("link") if link.get("name") not in children)
+    inertial = link.find("inertial")
+    if inertial is None or inertial.find("mass") is None:
+        return 0.0, np.zeros(3)
+    origin = inertial.find("origin")
+    xyz = origin.get("xyz", "0 0 0") if origin is not None else "0 0 0"
+    return float(inertial.find("mass").get("value")), np.array(xyz.split(), dtype=float)
 
 
 def _reorder(reference: Reference, matrix):

@@ -69,6 +69,9 @@ def test_dynamics_agree_with_pinocchio(floating):
         assert_close(robot.forward_dynamics(q, qd, x, fext),
                      reference.forward_dynamics(q, qd, x, fext))
         assert_close(robot.mass_matrix(q), reference.mass_matrix(q))
+        no_force = np.zeros((robot.n_bodies, 6))
+        assert_close(robot.bias_force(q, qd),
+                     reference.inverse_dynamics(q, qd, np.zeros(robot.nv), no_force))
         com, J_com = robot.center_of_mass(q)
         expected_com, expected_J = reference.center_of_mass(q)
         assert_close(com, expected_com)
