@@ -1,13 +1,15 @@
 // Side-by-side timing of casdyn's generated C and Pinocchio's C++ in one process.
 //
-// usage: native MODEL.bin LIBRARY.so ROUNDS CALLS [derivatives]
+// usage: native MODEL.bin LIBRARY.so ROUNDS CALLS [derivatives|-] [ORDER.txt]
 // MODEL.bin: a Pinocchio model saved with Model.saveToBinary (built from the same URDF);
 // LIBRARY.so: casdyn's export of inverse_dynamics_nofext, forward_dynamics_nofext and
 // mass_matrix, and with "derivatives" also inverse_dynamics_derivatives_nofext and
 // forward_dynamics_derivatives_nofext (against computeRNEADerivatives and
 // computeABADerivatives). Both evaluate the same 16 random states, in interleaved rounds; the
 // output is one line per quantity: name, casdyn median ns/call, Pinocchio median ns/call,
-// max |diff|.
+// max |diff|. ORDER.txt (for floating bases) holds casdyn's q and v as indices into
+// Pinocchio's: nq integers, then nv (casdyn's q[i] = Pinocchio's q[order_q[i]]); casdyn gets
+// its inputs reordered before the timing, and the results are compared through the order.
 #include <pinocchio/multibody.hpp>
 #include <pinocchio/serialization.hpp>
 #include <pinocchio/algorithm/aba-derivatives.hpp>
@@ -122,12 +124,18 @@ static void time_derivatives(const pinocchio::Model& model, pinocchio::Data& dat
   std::printf("dFD %.2f %.2f %.3g\n", median(t[2]), median(t[3]), diff[1]);
 }
 
+static Eigen::VectorXd reordered(const Eigen::VectorXd& x, const std::vector<int>& order) {
+  Eigen::VectorXd y(order.size());
+  for (size_t i = 0; i < order.size(); ++i) y[i] = x[order[i]];
+  return y;
+}
+
 int main(int argc, char** argv) {
-  if (argc != 5 && argc != 6) {
-    std::fprintf(stderr, "usage: native MODEL.bin LIBRARY.so ROUNDS CALLS [derivatives]\n");
+  if (argc < 5 || argc > 7) {
+    std::fprintf(stderr, "usage: native MODEL.bin LIBRARY.so ROUNDS CALLS [derivatives|-] [ORDER.txt]\n");
     return 2;
   }
-  const bool derivatives = argc == 6;
+  const bool derivatives = argc >= 6 && std::string(argv[5]) == "derivatives";
   pinocchio::Model model;
   model.loadFromBinary(argv[1]);
   pinocchio::Data data(model);
@@ -137,34 +145,51 @@ int main(int argc, char** argv) {
   Generated id(lib, "inverse_dynamics_nofext"), fd(lib, "forward_dynamics_nofext"),
       mm(lib, "mass_matrix");
 
-  std::vector<Eigen::VectorXd> q(16), v(16), a(16);
+  std::vector<int> order_q(model.nq), order_v(n);
+  for (int i = 0; i < model.nq; ++i) order_q[i] = i;
+  for (int i = 0; i < n; ++i) order_v[i] = i;
+  if (argc == 7) {  // casdyn's coordinate order differs (floating base)
+    FILE* f = std::fopen(argv[6], "r");
+    for (int& i : order_q) if (std::fscanf(f, "%d", &i) != 1) return 2;
+    for (int& i : order_v) if (std::fscanf(f, "%d", &i) != 1) return 2;
+    std::fclose(f);
+  }
+  std::vector<Eigen::VectorXd> q(16), v(16), a(16), cq(16), cv(16), ca(16);
   for (int k = 0; k < 16; ++k) {
     q[k] = pinocchio::randomConfiguration(model);
     v[k] = Eigen::VectorXd::Random(n);
     a[k] = Eigen::VectorXd::Random(n);
+    cq[k] = reordered(q[k], order_q);
+    cv[k] = reordered(v[k], order_v);
+    ca[k] = reordered(a[k], order_v);
   }
   std::vector<double> out(n * n);
   volatile double sink = 0;
 
-  // agreement on one state (revolute chains: same coordinate order in both)
+  // agreement on one state, through the orders
   double diff[3] = {0, 0, 0};
-  id({q[0].data(), v[0].data(), a[0].data()}, out.data());
+  id({cq[0].data(), cv[0].data(), ca[0].data()}, out.data());
   pinocchio::rnea(model, data, q[0], v[0], a[0]);
-  for (int i = 0; i < n; ++i) diff[0] = std::max(diff[0], std::abs(out[i] - data.tau[i]));
-  fd({q[0].data(), v[0].data(), a[0].data()}, out.data());
+  for (int i = 0; i < n; ++i) diff[0] = std::max(diff[0], std::abs(out[i] - data.tau[order_v[i]]));
+  fd({cq[0].data(), cv[0].data(), ca[0].data()}, out.data());
   pinocchio::aba(model, data, q[0], v[0], a[0]);
-  for (int i = 0; i < n; ++i) diff[1] = std::max(diff[1], std::abs(out[i] - data.ddq[i]));
-  mm({q[0].data()}, out.data());
+  for (int i = 0; i < n; ++i) diff[1] = std::max(diff[1], std::abs(out[i] - data.ddq[order_v[i]]));
+  mm({cq[0].data()}, out.data());
   pinocchio::crba(model, data, q[0]);
-  diff[2] = matrix_diff(mm.dense(lib, "mass_matrix", 0, out.data()).data(), data.M, true);
+  Eigen::MatrixXd M = data.M.triangularView<Eigen::Upper>();
+  M.triangularView<Eigen::StrictlyLower>() = M.transpose();
+  Eigen::MatrixXd M_ours(n, n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) M_ours(i, j) = M(order_v[i], order_v[j]);
+  diff[2] = matrix_diff(mm.dense(lib, "mass_matrix", 0, out.data()).data(), M_ours, false);
 
   std::vector<double> t[6];
   for (int r = 0; r < rounds; ++r) {
-    t[0].push_back(time_calls(calls, [&](int k) { id({q[k].data(), v[k].data(), a[k].data()}, out.data()); sink = sink + out[0]; }));
+    t[0].push_back(time_calls(calls, [&](int k) { id({cq[k].data(), cv[k].data(), ca[k].data()}, out.data()); sink = sink + out[0]; }));
     t[1].push_back(time_calls(calls, [&](int k) { pinocchio::rnea(model, data, q[k], v[k], a[k]); sink = sink + data.tau[0]; }));
-    t[2].push_back(time_calls(calls, [&](int k) { fd({q[k].data(), v[k].data(), a[k].data()}, out.data()); sink = sink + out[0]; }));
+    t[2].push_back(time_calls(calls, [&](int k) { fd({cq[k].data(), cv[k].data(), ca[k].data()}, out.data()); sink = sink + out[0]; }));
     t[3].push_back(time_calls(calls, [&](int k) { pinocchio::aba(model, data, q[k], v[k], a[k]); sink = sink + data.ddq[0]; }));
-    t[4].push_back(time_calls(calls, [&](int k) { mm({q[k].data()}, out.data()); sink = sink + out[0]; }));
+    t[4].push_back(time_calls(calls, [&](int k) { mm({cq[k].data()}, out.data()); sink = sink + out[0]; }));
     t[5].push_back(time_calls(calls, [&](int k) { pinocchio::crba(model, data, q[k]); sink = sink + data.M(0, 0); }));
   }
   const char* names[3] = {"ID", "FD", "M"};

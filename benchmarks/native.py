@@ -44,25 +44,55 @@ def harness() -> Path:
 
 
 def run(name: str, urdf: str, rounds: int = 15, calls: int = 2000,
-        derivatives: bool = False) -> dict[str, tuple]:
+        derivatives: bool = False, floating_base: bool = False) -> dict[str, tuple]:
     """{quantity: (casdyn ns, Pinocchio ns, max |difference|)} for one model; with
-    ``derivatives`` also dID and dFD (their C takes long to compile for long chains)."""
+    ``derivatives`` also dID and dFD (their C takes long to compile for long chains); with
+    ``floating_base`` both on a free flyer (casdyn's inputs reordered, see native.cpp)."""
     import pinocchio as pin
 
     exe = harness()
     directory = BUILD / name
-    robot = casdyn.load_urdf(urdf)
+    robot = casdyn.load_urdf(urdf, floating_base=floating_base)
     functions = FUNCTIONS + (DERIVATIVES if derivatives else [])
     # prefix="": the harness looks the functions up by their plain names
     robot.export_c(directory, functions, flags=("-O3", "-march=native", "-fPIC", "-shared"),
                    prefix="")
-    pin.buildModelFromXML(urdf).saveToBinary(str(directory / "model.bin"))
+    model = (pin.buildModelFromXML(urdf, pin.JointModelFreeFlyer()) if floating_base
+             else pin.buildModelFromXML(urdf))
+    if floating_base:  # the free flyer's position has infinite limits: random in [-1, 1]
+        lower, upper = model.lowerPositionLimit, model.upperPositionLimit
+        lower[:3], upper[:3] = -1.0, 1.0
+        model.lowerPositionLimit, model.upperPositionLimit = lower, upper
+    model.saveToBinary(str(directory / "model.bin"))
     library = next(directory.glob("libcasdyn_*.so"))
-    command = [str(exe), str(directory / "model.bin"), str(library), str(rounds), str(calls)]
-    output = subprocess.run(command + (["derivatives"] if derivatives else []), check=True,
-                            capture_output=True, text=True).stdout
+    command = [str(exe), str(directory / "model.bin"), str(library), str(rounds), str(calls),
+               "derivatives" if derivatives else "-"]
+    if floating_base:
+        order = directory / "order.txt"
+        order.write_text(" ".join(map(str, coordinate_order(robot, model))))
+        command.append(str(order))
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     results = {}
     for line in output.splitlines():
         quantity, ours, theirs, diff = line.split()
         results[quantity] = (float(ours), float(theirs), float(diff))
     return results
+
+
+def coordinate_order(robot, model) -> list[int]:
+    """casdyn's q and v as indices into Pinocchio's (nq, then nv): joints by name, the free
+    flyer's quaternion scalar first and twist angular first. Needs 1-dof joints with one
+    coordinate in Pinocchio (revolute, prismatic), so that the map is a permutation."""
+    order_q, order_v = [], []
+    for joint in robot.model.coordinate_joints:
+        pin_joint = model.joints[model.getJointId(
+            "root_joint" if joint.name == "floating_base" else joint.name)]
+        q, v = pin_joint.idx_q, pin_joint.idx_v
+        if joint.kind == "free":
+            order_q += [q, q + 1, q + 2, q + 6, q + 3, q + 4, q + 5]
+            order_v += [v + 3, v + 4, v + 5, v, v + 1, v + 2]
+        else:
+            assert pin_joint.nq == 1, f"{joint.name}: not a permutation of Pinocchio's q"
+            order_q.append(q)
+            order_v.append(v)
+    return order_q + order_v

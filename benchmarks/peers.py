@@ -1,4 +1,5 @@
-"""The CasADi peers, urdf2casadi and adam, built as fixed-base SX Functions of (q, qd, x)."""
+"""The CasADi peers, urdf2casadi and adam: fixed-base SX Functions of (q, qd, x), and adam's
+floating-base Functions as it builds them."""
 
 from __future__ import annotations
 
@@ -60,3 +61,32 @@ def check_against(functions: dict[str, ca.Function], robot, seed=0) -> float:
         theirs = np.asarray(theirs.full()).reshape(ours[key].shape)
         worst = max(worst, np.abs(theirs - ours[key]).max() / max(1, np.abs(ours[key]).max()))
     return worst
+
+
+def with_inertial_origins(urdf: str) -> str:
+    """adam needs an <origin> in every <inertial>: the URDF default (zero) written out."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(urdf)
+    for inertial in root.iter("inertial"):
+        if inertial.find("origin") is None:
+            ET.SubElement(inertial, "origin", xyz="0 0 0", rpy="0 0 0")
+    return ET.tostring(root, encoding="unicode")
+
+
+def adam_floating_sizes(urdf: str, root: str, joint_names) -> dict[str, int]:
+    """n_instructions of adam's floating-base mass_matrix_fun, bias_force_fun (C qd + g) and
+    aba_fun in the body-fixed representation (casdyn's: the base twist in the base frame)."""
+    from adam import Representations
+    from adam.casadi import KinDynComputations
+
+    with tempfile.NamedTemporaryFile("w", suffix=".urdf", delete=False) as f:
+        f.write(with_inertial_origins(urdf))
+    try:
+        kd = KinDynComputations(f.name, list(joint_names), root_link=root)
+    finally:
+        os.unlink(f.name)
+    kd.set_frame_velocity_representation(Representations.BODY_FIXED_REPRESENTATION)
+    return {"M": kd.mass_matrix_fun().n_instructions(),
+            "h": kd.bias_force_fun().n_instructions(),
+            "FD": kd.aba_fun().n_instructions()}

@@ -10,6 +10,8 @@ External forces are base-frame spatial forces about the base origin (MATLAB's co
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import casadi as ca
 
 from .errors import ModelError
@@ -21,6 +23,7 @@ from .spatial import (
     BodyInertia,
     FrameMotion,
     RigidInertia,
+    Transform,
     cross_motion,
 )
 
@@ -118,8 +121,14 @@ def crba(model: Model, q: SX) -> SX:
     or, in deep trees, by moving ``F_i`` to the base frame once and taking dot products with
     the base-frame joint axes: about 11 operations per pair instead of a transform's 35, for
     a per-joint overhead (base poses, one transform) of about 100.
+
+    ``M`` does not depend on a free root joint's coordinates (velocities are body twists):
+    its motion is left out, and "base frame" above is then the root body's frame.
     """
     states = joint_states(model, q)
+    states = [replace(state, motion=Transform.identity())
+              if model.joints[i].parent < 0 and state.type.nv == 6 else state
+              for i, state in enumerate(states)]
     n = len(model.joints)
     composite = model.subtree_sums(
         [RigidInertia.constant(joint.inertia) for joint in model.joints],
