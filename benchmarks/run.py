@@ -5,8 +5,8 @@
 Prints the tables and writes them, with the machine and versions, to benchmarks/RESULTS.md:
 graph sizes (n_instructions) against urdf2casadi and adam; compiled speed of the dynamics and
 of their derivatives against Pinocchio's C++ in one process (benchmarks/native.cpp);
-Python-call latency and batches
-against Pinocchio from Python and the CasADi peers; scaling over random chains.
+Python-call latency and batches against Pinocchio from Python and the CasADi peers; scaling
+over random chains; floating-base graph sizes (vs adam) and compiled speed (vs Pinocchio).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import statistics
 import subprocess
 import sys
 import timeit
+import warnings
 from importlib import metadata
 from pathlib import Path
 
@@ -215,6 +216,45 @@ def construction(urdf: str, repeats: int = 3) -> str:
                   "seconds"], rows)
 
 
+def floating_models() -> dict[str, str]:
+    """The floating-base benchmark robots, from example-robot-data (a test dependency)."""
+    from importlib.metadata import distribution
+
+    root = Path(distribution("example-robot-data").locate_file(
+        "cmeel.prefix/share/example-robot-data/robots"))
+    return {"solo12": (root / "solo_description/robots/solo12.urdf").read_text(),
+            "TALOS": (root / "talos_data/robots/talos_reduced.urdf").read_text()}
+
+
+def floating_graph_sizes(urdfs: dict[str, str]) -> str:
+    """M, C qd + g and FD (without external forces) against adam's floating-base Functions."""
+    rows = []
+    for name, urdf in urdfs.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", casdyn.ModelWarning)
+            robot = casdyn.load_urdf(urdf, floating_base=True)
+        ours = {"M": robot.function("mass_matrix").n_instructions(),
+                "h": robot.function("bias_force").n_instructions(),
+                "FD": robot.function("forward_dynamics", fext=False).n_instructions()}
+        adam = peers.adam_floating_sizes(urdf, robot.body_names[0], robot.joint_names[1:])
+        labels = {"M": "M", "h": "C qd + g", "FD": "FD"}
+        rows += [[name, labels[k], ours[k], adam[k], f"{ours[k] / adam[k]:.2f}"] for k in ours]
+    return table(["model", "fn", "casdyn", "adam (body-fixed)", "casdyn / adam"], rows)
+
+
+def floating_speed(urdfs: dict[str, str], rounds: int, calls: int) -> str:
+    rows = []
+    for name, urdf in urdfs.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", casdyn.ModelWarning)
+            results = native.run(f"{name}-floating", urdf, rounds, calls, floating_base=True)
+        for k, (ours, theirs, diff) in results.items():
+            rows.append([name, k, f"{ours:.0f}", f"{theirs:.0f}", f"{ours / theirs:.2f}",
+                         f"{diff:.0e}"])
+    return table(["model", "fn", "casdyn C [ns]", "Pinocchio C++ [ns]", "ratio", "max |diff|"],
+                 rows)
+
+
 def machine() -> str:
     cpu = next((line.split(":", 1)[1].strip() for line in
                 Path("/proc/cpuinfo").read_text().splitlines() if "model name" in line),
@@ -246,6 +286,13 @@ def main() -> None:
         ("Scaling over random chains (compiled, per call; exponent of a log-log fit)",
          scaling(bench_models, results)),
         ("Construction time", construction(bench_models["chain48"][0])),
+    ]
+    urdfs = floating_models()
+    sections += [
+        ("Floating base: graph sizes (SX n_instructions) vs adam, example-robot-data models",
+         floating_graph_sizes(urdfs)),
+        ("Floating base: compiled speed vs Pinocchio's C++ (JointModelFreeFlyer), one process",
+         floating_speed(urdfs, rounds, calls)),
     ]
     text = ["# casdyn benchmark results", "", f"Machine: {machine()}", "",
             "Reproduce: `pip install \".[bench]\" && python benchmarks/run.py`. Every ratio "
