@@ -191,3 +191,19 @@ def aba_derivatives(reference: Reference, q, qd, tau):
     pin.computeABADerivatives(m, d, reference.q(q), reference.v(qd), reference.v(tau))
     Minv = np.triu(d.Minv) + np.triu(d.Minv, 1).T
     return tuple(_reorder(reference, x) for x in (d.ddq_dq, d.ddq_dv, Minv))
+
+
+def assert_agrees(robot, reference: Reference, state, kinematics: bool = True) -> None:
+    """casdyn's ID (with ``fext``), M and FD at ``state = (q, qd, x, fext)`` equal the
+    reference's to 1e-9, and with ``kinematics`` every body's transform and Jacobian."""
+    from conftest import assert_close
+
+    q, qd, x, fext = state
+    assert_close(robot.inverse_dynamics(q, qd, x, fext),
+                 reference.inverse_dynamics(q, qd, x, fext))
+    assert_close(robot.mass_matrix(q), reference.mass_matrix(q))
+    assert_close(robot.forward_dynamics(q, qd, x, fext),
+                 reference.forward_dynamics(q, qd, x, fext))
+    for index, body in enumerate(robot.body_names if kinematics else ()):
+        assert_close(robot.get_transform(q, body), reference.body_transform(q, index))
+        assert_close(robot.geometric_jacobian(q, body), reference.jacobian(q, index))

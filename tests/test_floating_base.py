@@ -10,7 +10,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from conftest import assert_close, random_state
-from pinocchio_reference import Reference, aba_derivatives, rnea_derivatives
+from pinocchio_reference import Reference, aba_derivatives, assert_agrees, rnea_derivatives
 from random_trees import random_urdf
 
 import casdyn
@@ -64,11 +64,7 @@ def test_dynamics_agree_with_pinocchio(floating):
     robot, reference = floating
     for seed in range(2):
         q, qd, x, fext = _state(robot, seed)
-        assert_close(robot.inverse_dynamics(q, qd, x, fext),
-                     reference.inverse_dynamics(q, qd, x, fext))
-        assert_close(robot.forward_dynamics(q, qd, x, fext),
-                     reference.forward_dynamics(q, qd, x, fext))
-        assert_close(robot.mass_matrix(q), reference.mass_matrix(q))
+        assert_agrees(robot, reference, (q, qd, x, fext), kinematics=False)
         no_force = np.zeros((robot.n_bodies, 6))
         assert_close(robot.bias_force(q, qd),
                      reference.inverse_dynamics(q, qd, np.zeros(robot.nv), no_force))
@@ -214,15 +210,7 @@ def test_multi_dof_joints_inside_a_fixed_base_tree_agree():
         case = ("random", seed)
         robot, reference = _load(case, floating_base=False)
         assert not robot.floating_base
-        q, qd, x, fext = _state(robot, seed)
-        assert_close(robot.inverse_dynamics(q, qd, x, fext),
-                     reference.inverse_dynamics(q, qd, x, fext))
-        assert_close(robot.forward_dynamics(q, qd, x, fext),
-                     reference.forward_dynamics(q, qd, x, fext))
-        assert_close(robot.mass_matrix(q), reference.mass_matrix(q))
-        body = robot.body_names[-1]
-        assert_close(robot.geometric_jacobian(q, body),
-                     reference.jacobian(q, len(robot.body_names) - 1))
+        assert_agrees(robot, reference, _state(robot, seed))
 
 
 def test_a_fixed_base_is_said_plainly():

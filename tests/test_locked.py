@@ -9,7 +9,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from conftest import assert_close, random_state
-from pinocchio_reference import Reference
+from pinocchio_reference import Reference, assert_agrees
 from random_trees import random_urdf
 from test_corpus import ROOT
 
@@ -41,15 +41,7 @@ def reduced_reference(text: str, robot, locked: casdyn.RigidBodyTree, positions:
 
 
 def check(locked: casdyn.RigidBodyTree, reference: Reference, seed: int = 0):
-    q, qd, x, fext = random_state(locked, seed)
-    assert_close(locked.inverse_dynamics(q, qd, x, fext),
-                 reference.inverse_dynamics(q, qd, x, fext))
-    assert_close(locked.mass_matrix(q), reference.mass_matrix(q))
-    assert_close(locked.forward_dynamics(q, qd, x, fext),
-                 reference.forward_dynamics(q, qd, x, fext))
-    for index, body in enumerate(locked.body_names):
-        assert_close(locked.get_transform(q, body), reference.body_transform(q, index))
-        assert_close(locked.geometric_jacobian(q, body), reference.jacobian(q, index))
+    assert_agrees(locked, reference, random_state(locked, seed))
 
 
 @pytest.mark.parametrize("floating_base", [False, True], ids=["fixed", "floating"])

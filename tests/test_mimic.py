@@ -13,7 +13,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from conftest import assert_close, random_state
-from pinocchio_reference import Reference
+from pinocchio_reference import Reference, assert_agrees
 from random_trees import random_urdf
 from test_corpus import ROOT
 
@@ -63,19 +63,11 @@ def test_mimic_joints_agree_with_pinocchio(name, text, floating_base):
                           floating_base=floating_base)
     assert reference.mimic and robot.mimic_joints and reference.model.nv == robot.nv
     for seed in range(2):
-        q, qd, x, fext = random_state(robot, seed)
-        assert_close(robot.inverse_dynamics(q, qd, x, fext),
-                     reference.inverse_dynamics(q, qd, x, fext))
-        assert_close(robot.mass_matrix(q), reference.mass_matrix(q))
-        assert_close(robot.forward_dynamics(q, qd, x, fext),
-                     reference.forward_dynamics(q, qd, x, fext))
-        for index, body in enumerate(robot.body_names):
-            assert_close(robot.get_transform(q, body), reference.body_transform(q, index))
-            assert_close(robot.geometric_jacobian(q, body), reference.jacobian(q, index))
-        if floating_base:  # Pinocchio counts a fixed base's root link in its COM, casdyn not
-            for actual, expected in zip(robot.center_of_mass(q), reference.center_of_mass(q),
-                                        strict=True):
-                assert_close(actual, expected)
+        state = random_state(robot, seed)
+        assert_agrees(robot, reference, state)
+        for actual, expected in zip(robot.center_of_mass(state[0]),
+                                    reference.center_of_mass(state[0]), strict=True):
+            assert_close(actual, expected)
 
 
 @pytest.mark.parametrize("name, text", CASES[:3], ids=[name for name, _ in CASES[:3]])
