@@ -28,6 +28,14 @@ def test_info_says_when_the_base_floats(capsys):
     assert "floating_base                free          0:7" in out
 
 
+def test_export_takes_the_floating_base(tmp_path, capsys):
+    assert main(["export", "solo12", "--floating-base", "--out", str(tmp_path), "--no-compile",
+                 "--functions", "bias_force", "integrate"]) == 0
+    assert "generated 2 functions of solo12" in capsys.readouterr().out
+    header = (tmp_path / "casdyn_solo12.h").read_text()
+    assert "solo12_bias_force" in header and "solo12_integrate" in header
+
+
 def test_info_takes_a_urdf_path(tmp_path, capsys):
     path = tmp_path / "arm.urdf"
     path.write_text(casdyn.robot_urdf("planar_2link"))
