@@ -131,13 +131,13 @@ def main(argv: list[str] | None = None) -> int:
             from .demo import run
 
             run(args.robot)
+    except BrokenPipeError:  # the reader went away (e.g. `casdyn demo | head`): stop quietly
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115  (silence the flush at exit)
+        return 0
     except (CasdynError, OSError) as error:
         message = " ".join(str(error).split()) or type(error).__name__
         print(f"casdyn: error: {message}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # the reader went away (e.g. `casdyn demo | head`): stop quietly
-        sys.stderr = open(os.devnull, "w")  # noqa: SIM115  (silence the flush at exit)
-        return 0
     return 0
 
 

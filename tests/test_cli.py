@@ -78,6 +78,18 @@ def test_console_script_is_installed_with_help():
     assert result.returncode != 0 and "robot" in result.stderr
 
 
+def test_a_reader_that_goes_away_is_not_an_error():
+    """`casdyn demo | head -1`: the closed pipe ends the demo quietly (BrokenPipeError is an
+    OSError, which the CLI otherwise reports)."""
+    exe = shutil.which("casdyn") or shutil.which("casdyn", path=str(
+        __import__("pathlib").Path(sys.executable).parent))
+    demo = subprocess.Popen([exe, "demo"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    demo.stdout.readline()
+    demo.stdout.close()
+    _, errors = demo.communicate(timeout=120)
+    assert demo.returncode == 0 and b"error" not in errors, errors
+
+
 @pytest.mark.parametrize("target", ["existing file", "below a file", "/proc/casdyn-out"])
 def test_export_to_an_unusable_target_exits_2_with_one_line(tmp_path, capsys, target):
     existing = tmp_path / "taken.txt"
