@@ -1,6 +1,6 @@
-"""The configuration space: neutral and random configurations, ``integrate`` (``q ⊕ v``),
-``difference`` (``q1 ⊖ q0``) and the tangent map, joint by joint (each joint type knows its
-own, :mod:`casdyn.joints`)."""
+"""The configuration space: limits, neutral and random configurations, ``integrate``
+(``q ⊕ v``), ``difference`` (``q1 ⊖ q0``) and the tangent map, joint by joint (each joint
+type knows its own, :mod:`casdyn.joints`)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,19 @@ from .spatial import SX
 def neutral(model: Model) -> np.ndarray:
     """Every joint's home coordinates, (nq,)."""
     return _joined([JOINT_TYPES[j.kind].neutral(j) for j in model.coordinate_joints])
+
+
+def position_limits(model: Model) -> tuple[np.ndarray, np.ndarray]:
+    """``(lower, upper)``, (nq,) each: each joint type's limits."""
+    limits = [JOINT_TYPES[j.kind].limits(j) for j in model.coordinate_joints]
+    return _joined([low for low, _ in limits]), _joined([high for _, high in limits])
+
+
+def per_velocity(model: Model, value) -> np.ndarray:
+    """(nv,): ``value(joint)`` for each 1-dof joint, inf for each velocity of the others."""
+    return _joined([np.array([value(j)]) if JOINT_TYPES[j.kind].nv == 1
+                    else np.full(JOINT_TYPES[j.kind].nv, np.inf)
+                    for j in model.coordinate_joints])
 
 
 def random(model: Model, rng: np.random.Generator, bounded: bool = False) -> np.ndarray:
@@ -77,9 +90,9 @@ def tangent_map(model: Model, q: SX) -> SX | None:
     tangent space, ``d/dv f(q ⊕ v)`` at ``v = 0``."""
     if is_vector_space(model):
         return None
-    blocks = [(joint, JOINT_TYPES[joint.kind]) for joint in model.coordinate_joints]
     T = SX(model.nq, model.nv)
-    for joint, kind in blocks:
+    for joint in model.coordinate_joints:
+        kind = JOINT_TYPES[joint.kind]
         rows = slice(joint.idx_q, joint.idx_q + kind.nq)
         block = kind.tangent(q[rows])
         T[rows, joint.idx_v : joint.idx_v + kind.nv] = SX.eye(kind.nv) if block is None else block

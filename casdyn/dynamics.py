@@ -60,7 +60,6 @@ def rnea(model: Model, q: SX, qd: SX, qdd: SX, base_acceleration: SX | None = No
     return tau
 
 
-
 def forward_dynamics(model: Model, q: SX, qd: SX, tau: SX) -> SX:
     """Forward dynamics ``M^-1 (tau - C qd - g)`` (nv x 1), without external forces: by
     :func:`aba`, or where mimic joints couple branches (which ABA's recursion cannot), by
@@ -142,7 +141,9 @@ def crba(model: Model, q: SX) -> SX:
 
     def put(j: int, column: int, block: SX, factor: float, mirror: bool) -> None:
         """``M[v_j, column] = block`` (and the mirrored entries); with mimic joints every
-        pair of joints adds ``k_i k_j`` times its block to its leaders' entries."""
+        pair of joints adds ``k_i k_j`` times its block to its leaders' entries. (Adding
+        without mimic joints too gives the same M but, measured, 12-25 more instructions
+        on floating bases: the writes stay plain assignments there.)"""
         rows = states[j].v
         if not mimic:
             M[rows, column] = block
@@ -159,10 +160,10 @@ def crba(model: Model, q: SX) -> SX:
         units = [1] if len(columns) == 1 else [SX.eye(len(columns))[:, k]
                                                 for k in range(len(columns))]
         k_i = states[i].multiplier or 1.0
+        ancestors = model.support(i)[1:]
         for unit, column in zip(units, columns, strict=True):
             F = composite[i].apply(states[i].S(unit))
             put(i, column, states[i].project(F), k_i * k_i, False)
-            ancestors = model.support(i)[1:]
             if in_base and ancestors:
                 F_base = poses[i].force_to_parent(F)
                 for j in ancestors:

@@ -67,6 +67,16 @@ class _Stages:
     def __init__(self, model: Model):
         self.reframed = sparsify_frames(model)
         self.grouped = grouped(self.reframed)
+        self._regular_checked = False
+
+    def check_mass_matrix_regular(self) -> None:
+        """Refuse forward dynamics where ``M`` is singular at two random configurations: a
+        motion that moves no mass although every subtree has some (e.g. a massless root link
+        on a floating base with a single joint below it, whose axis the free joint repeats).
+        Checked once per model (forward dynamics and its derivatives both ask)."""
+        if not self._regular_checked:
+            _refuse_singular_mass_matrix(self.grouped)
+            self._regular_checked = True
 
     @cached_property
     def rnea(self) -> ca.Function:
@@ -224,16 +234,14 @@ def _forward_dynamics(model: Model, s: dict, options: dict, stages: _Stages) -> 
             f"forward dynamics of {model.name!r} is undefined: joint {massless[0]!r} moves "
             "no mass or inertia, so the mass matrix is singular"
         )
-    _check_mass_matrix_regular(stages)
+    stages.check_mass_matrix_regular()
     tau = s["tau"] + dynamics.external_torque(model, s["q"], s["fext"])
     return [dynamics.forward_dynamics(stages.grouped, s["q"], s["qd"], tau)]
 
 
-def _check_mass_matrix_regular(stages: _Stages) -> None:
-    """Refuse forward dynamics where ``M`` is singular at two random configurations: a
-    motion that moves no mass although every subtree has some (e.g. a massless root link
-    on a floating base with a single joint below it, whose axis the free joint repeats)."""
-    model = stages.grouped
+def _refuse_singular_mass_matrix(model: Model) -> None:
+    """A ModelError naming the joints of a null motion if ``M`` is singular at two random
+    configurations (see :meth:`_Stages.check_mass_matrix_regular`)."""
     if model.nv == 0:
         return
     q = SX.sym("q", model.nq)

@@ -43,7 +43,6 @@ from .spatial import (
     RigidInertia,
     Transform,
     articulated_update,
-    skew,
     symmetrized,
 )
 
@@ -350,30 +349,6 @@ class Free(JointType):
 
     def motion(self, joint: Joint, q: SX) -> Transform:
         return Transform(lie.rotation_matrix(q[3:]), q[:3])
-
-    def S(self, amount: SX) -> SX:
-        return amount
-
-    def project(self, force: SX) -> SX:
-        return force
-
-    def column(self, inertia: SX) -> SX:
-        return inertia
-
-    def base_subspace(self, pose: Transform) -> SX:
-        """``[R 0; p x R  R]``."""
-        return ca.blockcat([[pose.R, SX.zeros(3, 3)], [ca.mtimes(skew(pose.p), pose.R),
-                                                         pose.R]])
-
-    def project_base(self, pose: Transform, force: SX) -> SX:
-        moment = force[:3] - ca.cross(pose.p, force[3:])
-        return ca.vertcat(ca.mtimes(pose.RT, moment), ca.mtimes(pose.RT, force[3:]))
-
-    def point_columns(self, pose: Transform, moment: SX, mass: float,
-                      per: float = 1.0) -> tuple[SX, SX]:
-        arm = (moment - mass * pose.p) / per
-        return (ca.horzcat(pose.R, SX.zeros(3, 3)),
-                ca.horzcat(-ca.mtimes(skew(arm), pose.R), (mass / per) * pose.R))
 
     def articulate(self, IA: SX, u: SX) -> Articulation:
         return FreeArticulation(IA, u)

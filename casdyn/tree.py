@@ -18,7 +18,6 @@ from . import arguments, configuration, export
 from .errors import InputError
 from .evaluator import NumericEvaluator
 from .functions import FUNCTION_NAMES, SIGNATURES, VECTOR_OUTPUTS, FunctionCache
-from .joints import JOINT_TYPES
 from .locking import locked_description
 from .model import Model, build_model
 from .names import identifier
@@ -146,25 +145,17 @@ class RigidBodyTree:
     def position_limits(self) -> tuple[np.ndarray, np.ndarray]:
         """``(lower, upper)``, each (nq,); continuous, planar and free joints have infinite
         limits."""
-        limits = [JOINT_TYPES[j.kind].limits(j) for j in self._model.coordinate_joints]
-        return (self._per_joint([low for low, _ in limits]),
-                self._per_joint([high for _, high in limits]))
+        return configuration.position_limits(self._model)
 
     @property
     def effort_limits(self) -> np.ndarray:
         """``|tau|`` bounds from the URDF ``<limit effort>``, (nv,); inf where none is given."""
-        return self._per_velocity(lambda j: j.effort)
+        return configuration.per_velocity(self._model, lambda joint: joint.effort)
 
     @property
     def velocity_limits(self) -> np.ndarray:
         """``|qd|`` bounds from the URDF ``<limit velocity>``, (nv,); inf where none is given."""
-        return self._per_velocity(lambda j: j.velocity)
-
-    def _per_velocity(self, value) -> np.ndarray:
-        """A joint's ``value`` for a 1-dof joint, inf for each velocity of the others."""
-        return self._per_joint([
-            np.array([value(j)]) if JOINT_TYPES[j.kind].nv == 1
-            else np.full(JOINT_TYPES[j.kind].nv, np.inf) for j in self._model.coordinate_joints])
+        return configuration.per_velocity(self._model, lambda joint: joint.velocity)
 
     def __repr__(self) -> str:
         return (
@@ -195,10 +186,6 @@ class RigidBodyTree:
         ``numpy.random.Generator`` or a seed."""
         rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         return configuration.random(self._model, rng)
-
-    @staticmethod
-    def _per_joint(parts: list[np.ndarray]) -> np.ndarray:
-        return np.concatenate(parts) if parts else np.zeros(0)
 
     def integrate(self, q, v, dt=1.0):
         """``q ⊕ v dt`` (nq,): the configuration reached from ``q`` moving with the rates

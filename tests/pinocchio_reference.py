@@ -207,3 +207,12 @@ def assert_agrees(robot, reference: Reference, state, kinematics: bool = True) -
     for index, body in enumerate(robot.body_names if kinematics else ()):
         assert_close(robot.get_transform(q, body), reference.body_transform(q, index))
         assert_close(robot.geometric_jacobian(q, body), reference.jacobian(q, index))
+
+
+def assert_center_of_mass_agrees(robot, reference: Reference, q) -> None:
+    """casdyn's centre of mass and its Jacobian at ``q`` equal the reference's to 1e-9."""
+    from conftest import assert_close
+
+    for actual, expected in zip(robot.center_of_mass(q), reference.center_of_mass(q),
+                                strict=True):
+        assert_close(actual, expected)

@@ -10,7 +10,13 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from conftest import assert_close, random_state
-from pinocchio_reference import Reference, aba_derivatives, assert_agrees, rnea_derivatives
+from pinocchio_reference import (
+    Reference,
+    aba_derivatives,
+    assert_agrees,
+    assert_center_of_mass_agrees,
+    rnea_derivatives,
+)
 from random_trees import random_urdf
 
 import casdyn
@@ -68,10 +74,7 @@ def test_dynamics_agree_with_pinocchio(floating):
         no_force = np.zeros((robot.n_bodies, 6))
         assert_close(robot.bias_force(q, qd),
                      reference.inverse_dynamics(q, qd, np.zeros(robot.nv), no_force))
-        com, J_com = robot.center_of_mass(q)
-        expected_com, expected_J = reference.center_of_mass(q)
-        assert_close(com, expected_com)
-        assert_close(J_com, expected_J)
+        assert_center_of_mass_agrees(robot, reference, q)
 
 
 def test_a_wrench_on_the_root_link_agrees(floating):
