@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from . import integrators
+from . import arguments, integrators
 from ._version import __version__
 from .errors import CasdynError, ExportError, InputError, ModelError, ModelWarning, URDFError
 from .functions import FUNCTION_NAMES
@@ -43,7 +43,8 @@ def load_urdf(source: str | os.PathLike, *, gravity=(0.0, 0.0, -9.81),
     fixed base, the world's with ``floating_base=True``, where a free joint
     ``floating_base`` joins the world to the root link (see :class:`RigidBodyTree`).
     """
-    return RigidBodyTree(build_model(read_urdf(source), gravity, bool(floating_base)))
+    floating_base = arguments.flag(floating_base, "floating_base")
+    return RigidBodyTree(build_model(read_urdf(source), gravity, floating_base))
 
 
 def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81),

@@ -43,6 +43,21 @@ def _numeric(value, name: str) -> np.ndarray:
     return array
 
 
+def finite_number(value, name: str) -> float:
+    """A real, finite scalar (not a bool) as a float."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating) \
+            or not np.isfinite(value):
+        raise InputError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def flag(value, name: str) -> bool:
+    """A bool (Python's or NumPy's), nothing that merely converts to one."""
+    if not isinstance(value, bool | np.bool_):
+        raise InputError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def vector(value, name: str, size: int):
     """A length-``size`` vector: a 1-D float array, or an ``size x 1`` CasADi column.
 

@@ -7,14 +7,13 @@ exported with CasADi's code generator.
 
 from __future__ import annotations
 
-import math
 import threading
 from functools import cached_property
 
 import casadi as ca
 import numpy as np
 
-from . import configuration, dynamics, kinematics
+from . import arguments, configuration, dynamics, kinematics
 from .errors import InputError, ModelError, unknown_name
 from .grouping import grouped
 from .joints import JOINT_TYPES
@@ -154,10 +153,7 @@ def _resolve_options(model: Model, name: str, options: dict) -> dict:
     if "fext" in accepted and not isinstance(resolved["fext"], bool):
         raise InputError(f"option fext of {name!r} must be True or False")
     if "dt" in accepted:
-        dt = resolved["dt"]
-        if isinstance(dt, bool) or not isinstance(dt, int | float) or not math.isfinite(dt):
-            raise InputError(f"option dt of {name!r} must be a finite number, got {dt!r}")
-        resolved["dt"] = float(dt)
+        resolved["dt"] = arguments.finite_number(resolved["dt"], f"option dt of {name!r}")
     return resolved
 
 

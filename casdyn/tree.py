@@ -193,8 +193,9 @@ class RigidBodyTree:
         twist for free (SE(3)) and planar (SE(2)) joints; quaternions come out with unit
         norm."""
         v = self._check("v", v)
-        return self._call("integrate", q=q, v=v if isinstance(dt, int | float) and dt == 1
-                          else v * dt)
+        if not isinstance(dt, arguments.SYMBOLIC):  # a symbolic dt (Opti) multiplies as is
+            dt = arguments.finite_number(dt, "dt")
+        return self._call("integrate", q=q, v=v if isinstance(dt, float) and dt == 1 else v * dt)
 
     def difference(self, q0, q1):
         """``q1 ⊖ q0`` (nv,): the rates ``v`` with ``integrate(q0, v) == q1``."""

@@ -155,6 +155,9 @@ def test_integrate_and_difference_agree_with_pinocchio(floating):
     assert_close(v2[unwrapped], expected_v[unwrapped])
     _assert_same_configuration(reference, robot.integrate(q0, v2), q2)
     assert_close(robot.integrate(q0, v, dt=0.25), robot.integrate(q0, 0.25 * v))
+    dt = ca.SX.sym("dt")  # a symbolic step (e.g. a free final time) multiplies v as it is
+    stepped = ca.Function("stepped", [dt], [robot.integrate(q0, v, dt=dt)])
+    assert_close(np.array(stepped(0.25)).ravel(), robot.integrate(q0, v, dt=0.25))
 
 
 def test_integrate_and_difference_have_finite_exact_gradients_at_zero(floating):
@@ -255,3 +258,29 @@ def test_a_singular_floating_model_refuses_forward_dynamics(name, joint):
         robot.forward_dynamics()
     robot.inverse_dynamics()  # defined
     casdyn.load_robot(name).forward_dynamics()  # and on a fixed base, FD is
+
+
+def test_bad_floating_base_input_is_named():
+    """No silent coercion (the string "no" would have meant True), sizes named, dt checked
+    as an option and as an argument, non-finite mimic numbers and a mimicking planar joint
+    refused."""
+    with pytest.raises(casdyn.InputError, match="floating_base must be True or False"):
+        casdyn.load_robot("ur5e", floating_base="no")
+    robot = casdyn.load_robot("ur5e", floating_base=True)
+    q = robot.home_configuration()
+    with pytest.raises(casdyn.InputError, match="q0 must have 13 elements"):
+        robot.difference(np.zeros(12), q)
+    with pytest.raises(casdyn.InputError, match="v must have 12 elements"):
+        robot.integrate(q, np.zeros(13))
+    for dt in (float("nan"), True, "0.1"):
+        with pytest.raises(casdyn.InputError, match="dt must be a finite number"):
+            robot.integrate(q, np.zeros(12), dt=dt)
+        with pytest.raises(casdyn.InputError, match="option dt of 'integrate' must be a finite"):
+            robot.function("integrate", dt=dt)
+    joint2 = '<joint name="joint2" type="revolute">'
+    text = casdyn.robot_urdf("planar_2link")
+    with pytest.raises(casdyn.URDFError, match="joint2'>: mimic multiplier and offset must be"):
+        casdyn.load_urdf(text.replace(joint2, joint2 + '<mimic joint="joint1" offset="inf"/>'))
+    planar = '<joint name="joint2" type="planar">'
+    with pytest.raises(casdyn.URDFError, match="a planar joint cannot mimic another"):
+        casdyn.load_urdf(text.replace(joint2, planar + '<mimic joint="joint1"/>'))
