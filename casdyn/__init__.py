@@ -10,6 +10,7 @@ import os
 
 from . import arguments, integrators
 from ._version import __version__
+from .contacts import Contact
 from .errors import CasdynError, ExportError, InputError, ModelError, ModelWarning, URDFError
 from .functions import FUNCTION_NAMES
 from .model import Model, build_model
@@ -20,6 +21,7 @@ from .urdf import read_urdf
 __all__ = [
     "FUNCTION_NAMES",
     "CasdynError",
+    "Contact",
     "ExportError",
     "InputError",
     "Model",

@@ -51,6 +51,14 @@ def finite_number(value, name: str) -> float:
     return float(value)
 
 
+def point(value, name: str) -> tuple[float, float, float]:
+    """Three real, finite numbers (a point or offset) as a tuple of floats."""
+    array = _numeric(value, name)
+    if array.size != 3:
+        raise InputError(f"{name} must be 3 numbers, got {_shape(array)}")
+    return tuple(float(x) for x in array.reshape(3))
+
+
 def flag(value, name: str) -> bool:
     """A bool (Python's or NumPy's), nothing that merely converts to one."""
     if not isinstance(value, bool | np.bool_):

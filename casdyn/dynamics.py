@@ -15,7 +15,7 @@ from dataclasses import replace
 import casadi as ca
 
 from .errors import ModelError
-from .joints import LDLT
+from .factorization import LDLT
 from .kinematics import base_poses, joint_states
 from .model import Model
 from .spatial import (
@@ -42,6 +42,20 @@ def rnea(model: Model, q: SX, qd: SX, qdd: SX, base_acceleration: SX | None = No
     """
     states = joint_states(model, q)
     a_base = gravity_acceleration(model) if base_acceleration is None else base_acceleration
+    f = body_forces(model, states, qd, qdd, a_base)
+    tau = SX.zeros(model.nv, 1)
+    for i in reversed(model.order):
+        joint, X = model.joints[i], states[i]
+        X.put(tau, X.project(f[i]))
+        if joint.parent >= 0:
+            f[joint.parent] = f[joint.parent] + X.force_to_parent(f[i])
+    return tau
+
+
+def body_forces(model: Model, states: list, qd: SX, qdd: SX, a_base: SX) -> list[SX]:
+    """RNEA's forward pass: the force ``[n; f]`` (body frame, about its origin) that gives
+    each body the motion of the rates ``qd`` and accelerations ``qdd`` over a base that
+    accelerates with ``a_base`` (6 x 1, base frame)."""
     base = FrameMotion(SX.zeros(3, 1), a_base[:3], a_base[3:])
     n = len(model.joints)
     motion: list = [None] * n  # body motions, body frames
@@ -51,13 +65,17 @@ def rnea(model: Model, q: SX, qd: SX, qdd: SX, base_acceleration: SX | None = No
         motion[i] = X.propagate(base if joint.parent < 0 else motion[joint.parent],
                                 X.rates(qd), X.rates(qdd))
         f[i] = BodyInertia(joint.inertia).force(motion[i])
-    tau = SX.zeros(model.nv, 1)
-    for i in reversed(model.order):
-        joint, X = model.joints[i], states[i]
-        X.put(tau, X.project(f[i]))
-        if joint.parent >= 0:
-            f[joint.parent] = f[joint.parent] + X.force_to_parent(f[i])
-    return tau
+    return f
+
+
+def body_velocities(model: Model, states: list, qd: SX) -> list[SX]:
+    """Each body's spatial velocity ``[w; v]`` in its own frame (``v``: of its origin)."""
+    v: list = [None] * len(model.joints)
+    for i in model.order:
+        X, parent = states[i], model.joints[i].parent
+        vJ = X.S(X.rates(qd))
+        v[i] = vJ if parent < 0 else X.motion_to_child(v[parent]) + vJ
+    return v
 
 
 def forward_dynamics(model: Model, q: SX, qd: SX, tau: SX) -> SX:
@@ -77,19 +95,14 @@ def aba(model: Model, q: SX, qd: SX, tau: SX) -> SX:
         raise ModelError(f"ABA does not take mimic joints ({model.name!r} has some)")
     states = joint_states(model, q)
     n = len(model.joints)
-    v: list = [None] * n  # body velocities, body frames
+    v = body_velocities(model, states, qd)  # body frames
     c: list = [None] * n  # velocity-product accelerations, body frames
     IA: list = [None] * n  # articulated-body inertias (6x6), body frames
     pA: list = [None] * n  # articulated bias forces, body frames
     for i in model.order:
         X, parent = states[i], model.joints[i].parent
         inertia = RigidInertia.constant(model.joints[i].inertia)
-        vJ = X.S(qd[X.v])
-        if parent < 0:
-            v[i], c[i] = vJ, SX.zeros(6, 1)
-        else:
-            v[i] = X.motion_to_child(v[parent]) + vJ
-            c[i] = cross_motion(v[i], vJ)
+        c[i] = SX.zeros(6, 1) if parent < 0 else cross_motion(v[i], X.S(qd[X.v]))
         IA[i] = inertia.articulated()
         pA[i] = BodyInertia(model.joints[i].inertia).bias_force(v[i])
     articulation: list = [None] * n

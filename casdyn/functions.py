@@ -13,7 +13,8 @@ from functools import cached_property
 import casadi as ca
 import numpy as np
 
-from . import arguments, configuration, dynamics, kinematics
+from . import arguments, centroidal, configuration, contacts, dynamics, kinematics, motion
+from .contacts import contact_list
 from .errors import InputError, ModelError, unknown_name
 from .grouping import grouped
 from .joints import JOINT_TYPES
@@ -30,7 +31,7 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, object]]
     "velocity_product": (("q", "qd"), ("c",), {}),
     "gravity_torque": (("q",), ("g",), {}),
     "bias_force": (("q", "qd"), ("h",), {}),
-    "geometric_jacobian": (("q",), ("J",), {"body": None}),
+    "geometric_jacobian": (("q",), ("J",), {"body": None, "point": None}),
     "get_transform": (("q",), ("T",), {"body": None, "relative_to": None}),
     "center_of_mass": (("q",), ("com", "com_jacobian"), {}),
     "external_force": (("wrench", "q"), ("fext",), {"body": None}),
@@ -42,10 +43,27 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, object]]
     ),
     "integrate": (("q", "v"), ("q_next",), {"dt": 1.0}),
     "difference": (("q0", "q1"), ("v",), {}),
+    "frame_velocity": (("q", "qd"), ("velocity",), {"body": None, "point": None}),
+    "frame_acceleration": (("q", "qd", "qdd"), ("acceleration",), {"body": None, "point": None}),
+    "jacobian_time_derivative": (("q", "qd"), ("Jdot",), {"body": None, "point": None}),
+    "centroidal_momentum_matrix": (("q",), ("A_G",), {}),
+    "centroidal_momentum": (("q", "qd"), ("h_G",), {}),
+    "centroidal_momentum_bias": (("q", "qd"), ("Adot_qd",), {}),
+    "kinetic_energy": (("q", "qd"), ("T",), {}),
+    "potential_energy": (("q",), ("V",), {}),
+    "contact_dynamics": (("q", "qd", "tau", "fext", "damping"), ("qdd", "forces"),
+                         {"contacts": None, "fext": True}),
+    "impulse_dynamics": (("q", "qd_minus", "restitution"), ("qd_plus", "impulses"),
+                         {"contacts": None}),
 }
 FUNCTION_NAMES = tuple(SIGNATURES)
 # outputs that are vectors: 1-D NumPy arrays in numeric results, whatever their length
-VECTOR_OUTPUTS = frozenset({"tau", "qdd", "c", "g", "h", "com", "q_next", "v"})
+VECTOR_OUTPUTS = frozenset({"tau", "qdd", "c", "g", "h", "com", "q_next", "v", "velocity",
+                            "acceleration", "h_G", "Adot_qd", "T", "V", "qd_plus"})
+# outputs built by the tree-sparse algorithms, where CSE merges the poses their pieces share
+_CSE = frozenset({"inverse_dynamics", "forward_dynamics", "contact_dynamics", "impulse_dynamics",
+                  "centroidal_momentum_matrix", "centroidal_momentum",
+                  "centroidal_momentum_bias", "kinetic_energy", "jacobian_time_derivative"})
 
 
 class _Stages:
@@ -67,6 +85,7 @@ class _Stages:
         self.reframed = sparsify_frames(model)
         self.grouped = grouped(self.reframed)
         self._regular_checked = False
+        self._independent: set[tuple] = set()  # contact sets found independent
 
     def check_mass_matrix_regular(self) -> None:
         """Refuse forward dynamics where ``M`` is singular at two random configurations: a
@@ -76,6 +95,33 @@ class _Stages:
         if not self._regular_checked:
             _refuse_singular_mass_matrix(self.grouped)
             self._regular_checked = True
+
+    def check_contacts_independent(self, listed: tuple, q: SX, K: SX) -> None:
+        """Refuse contacts whose constraints are redundant: the Delassus matrix
+        ``K = J M^-1 J^T`` singular at two random configurations (e.g. two 6-D contacts on
+        one rigid body, or four points of one foot). Their forces would not be unique, and
+        the solve would return NaN or huge numbers."""
+        if listed in self._independent:
+            return
+        delassus = ca.Function("K", [q], [K])
+        rng = np.random.default_rng(0)
+        for _ in range(2):
+            values, vectors = np.linalg.eigh(
+                np.array(delassus(configuration.random(self.grouped, rng, bounded=True))))
+            if values[0] > 1e-10 * max(values[-1], 1e-300):
+                self._independent.add(listed)
+                return
+        # the contacts whose forces can trade off against each other: the null vector's
+        null, at, involved = np.abs(vectors[:, 0]), 0, []
+        for contact in listed:
+            if null[at : at + contact.size].max() > 0.01 * null.max():
+                involved.append(f"{contact.kind} on {contact.body!r} at {contact.point}")
+            at += contact.size
+        raise ModelError(
+            f"redundant contacts: {'; '.join(involved)} constrain some motion more than once "
+            "(J M^-1 J^T is singular), so their forces are not unique; hold each rigid body "
+            "by one 6-D contact or by at most three point contacts"
+        )
 
     @cached_property
     def rnea(self) -> ca.Function:
@@ -154,6 +200,16 @@ def _resolve_options(model: Model, name: str, options: dict) -> dict:
         raise InputError(f"option fext of {name!r} must be True or False")
     if "dt" in accepted:
         resolved["dt"] = arguments.finite_number(resolved["dt"], f"option dt of {name!r}")
+    if resolved.get("point") is not None:
+        resolved["point"] = arguments.point(resolved["point"], f"option point of {name!r}")
+        if not any(resolved["point"]):
+            resolved["point"] = None  # the frame origin: the same Function as without
+    if "contacts" in accepted:
+        if resolved["contacts"] is None:
+            raise InputError(f"function {name!r} needs the option contacts=[casdyn.Contact(...)]")
+        resolved["contacts"] = contact_list(resolved["contacts"])
+        for contact in resolved["contacts"]:
+            model.body_index(contact.body)
     return resolved
 
 
@@ -173,6 +229,9 @@ def _build_function(model: Model, c_name: str, name: str, options: dict,
         "v": SX.sym("v", nv),
         "q0": SX.sym("q0", model.nq),
         "q1": SX.sym("q1", model.nq),
+        "damping": SX.sym("damping"),
+        "qd_minus": SX.sym("qd_minus", nv),
+        "restitution": SX.sym("restitution"),
     }
     inputs = list(SIGNATURES[name][0])
     outputs = _BUILDERS[name](model, symbols, options, stages)
@@ -214,7 +273,7 @@ def _sx_function(model: Model, c_name: str, name: str, inputs: list, outputs: li
     elif name == "mass_matrix":
         cse = not dynamics.crba_in_base_frame(model)
     else:
-        cse = name in ("inverse_dynamics", "forward_dynamics")
+        cse = name in _CSE
     return ca.Function(*args, {"cse": cse})
 
 
@@ -223,14 +282,19 @@ def _inverse_dynamics(model: Model, s: dict, options: dict, stages: _Stages) -> 
     return [tau - dynamics.external_torque(model, s["q"], s["fext"])]
 
 
-def _forward_dynamics(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
+def _require_regular_mass_matrix(model: Model, stages: _Stages, what: str) -> None:
+    """A ModelError if ``M`` is singular, which leaves ``what`` undefined."""
     massless = model.joints_moving_no_inertia()
     if massless:
         raise ModelError(
-            f"forward dynamics of {model.name!r} is undefined: joint {massless[0]!r} moves "
+            f"{what} of {model.name!r} is undefined: joint {massless[0]!r} moves "
             "no mass or inertia, so the mass matrix is singular"
         )
     stages.check_mass_matrix_regular()
+
+
+def _forward_dynamics(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
+    _require_regular_mass_matrix(model, stages, "forward dynamics")
     tau = s["tau"] + dynamics.external_torque(model, s["q"], s["fext"])
     return [dynamics.forward_dynamics(stages.grouped, s["q"], s["qd"], tau)]
 
@@ -252,7 +316,8 @@ def _refuse_singular_mass_matrix(model: Model) -> None:
     names = [j.name for j in model.joints if np.any(
         null[j.idx_v : j.idx_v + JOINT_TYPES[j.kind].nv] > 0.1 * null.max())]
     raise ModelError(
-        f"forward dynamics of {model.name!r} is undefined: the mass matrix is singular; a "
+        f"forward and contact dynamics of {model.name!r} are undefined: the mass matrix is "
+        "singular; a "
         f"motion of joints {', '.join(map(repr, names))} together moves no mass (e.g. a "
         "massless link whose only joint repeats a motion of the joint above it)"
     )
@@ -315,7 +380,50 @@ def _bias_force(model: Model, s: dict, options: dict, stages: _Stages) -> list[S
 
 def _geometric_jacobian(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
-    return [kinematics.geometric_jacobian(model, s["q"], body)]
+    return [kinematics.geometric_jacobian(model, s["q"], body, options["point"])]
+
+
+def _frame_velocity(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
+    body = model.body_index(options["body"], allow_base=True)
+    return [motion.frame_velocity(model, s["q"], s["qd"], body, options["point"])]
+
+
+def _frame_acceleration(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
+    body = model.body_index(options["body"], allow_base=True)
+    return [motion.frame_acceleration(model, s["q"], s["qd"], s["qdd"], body, options["point"])]
+
+
+def _jacobian_time_derivative(model: Model, s: dict, options: dict,
+                              stages: _Stages) -> list[SX]:
+    body = model.body_index(options["body"], allow_base=True)
+    return [motion.jacobian_time_derivative(model, s["q"], s["qd"], body, options["point"])]
+
+
+def _contact_system(model: Model, s: dict, qd: SX, options: dict, stages: _Stages,
+                    what: str) -> contacts.ContactSystem:
+    """The contacts of ``options`` at ``(q, qd)``, refused where ``M`` is singular or the
+    contacts are redundant (their forces would not be unique)."""
+    _require_regular_mass_matrix(model, stages, what)
+    listed = options["contacts"]
+    bodies = [model.body_index(contact.body) for contact in listed]
+    M = dynamics.crba(stages.grouped, s["q"])
+    system = contacts.ContactSystem(model, M, s["q"], qd, listed, bodies)
+    stages.check_contacts_independent(listed, s["q"], system.K)
+    return system
+
+
+def _contact_dynamics(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
+    system = _contact_system(model, s, s["qd"], options, stages, "contact dynamics")
+    h = stages.rnea(s["q"], s["qd"], SX.zeros(model.nv, 1), dynamics.gravity_acceleration(model))
+    r = s["tau"] + dynamics.external_torque(model, s["q"], s["fext"]) - h
+    qdd, forces = contacts.contact_dynamics(system, r, s["qd"], s["damping"])
+    return [qdd, system.per_contact(forces)]
+
+
+def _impulse_dynamics(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
+    system = _contact_system(model, s, s["qd_minus"], options, stages, "impulse dynamics")
+    qd_plus, impulses = contacts.impulse_dynamics(system, s["qd_minus"], s["restitution"])
+    return [qd_plus, system.per_contact(impulses)]
 
 
 def _get_transform(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
@@ -362,4 +470,19 @@ _BUILDERS = {
     "forward_dynamics_derivatives": _forward_dynamics_derivatives,
     "integrate": _integrate,
     "difference": _difference,
+    "frame_velocity": _frame_velocity,
+    "frame_acceleration": _frame_acceleration,
+    "jacobian_time_derivative": _jacobian_time_derivative,
+    "centroidal_momentum_matrix": lambda model, s, options, stages: [
+        centroidal.centroidal_momentum_matrix(model, s["q"])],
+    "centroidal_momentum": lambda model, s, options, stages: [
+        centroidal.centroidal_momentum(model, s["q"], s["qd"])],
+    "centroidal_momentum_bias": lambda model, s, options, stages: [
+        centroidal.centroidal_momentum_bias(model, s["q"], s["qd"])],
+    "kinetic_energy": lambda model, s, options, stages: [
+        centroidal.kinetic_energy(model, s["q"], s["qd"])],
+    "potential_energy": lambda model, s, options, stages: [
+        centroidal.potential_energy(model, s["q"])],
+    "contact_dynamics": _contact_dynamics,
+    "impulse_dynamics": _impulse_dynamics,
 }

@@ -36,6 +36,7 @@ import numpy as np
 
 from . import lie
 from .errors import InputError
+from .factorization import LDLT
 from .inertia import Inertia
 from .spatial import (
     SX,
@@ -387,38 +388,6 @@ class Free(JointType):
 JOINT_TYPES: dict[str, JointType] = {
     t.kind: t for t in (Revolute(), Prismatic(), Planar(), Free())
 }
-
-
-class LDLT:
-    """``D = L diag(d) L^T`` of a small symmetric positive definite SX matrix (no pivoting),
-    to solve with ``D`` and to form ``D^-1`` products without an explicit inverse."""
-
-    def __init__(self, D: SX):
-        n = D.size1()
-        L = [[None] * n for _ in range(n)]
-        Ld = [[None] * n for _ in range(n)]  # L[i][k] * d[k], formed once
-        d = [None] * n
-        for j in range(n):
-            d[j] = D[j, j] - sum((L[j][k] * Ld[j][k] for k in range(j)), SX(0))
-            for i in range(j + 1, n):
-                Ld[i][j] = D[i, j] - sum((L[i][k] * Ld[j][k] for k in range(j)), SX(0))
-                L[i][j] = Ld[i][j] / d[j]
-        self.n, self.L, self.d = n, L, d
-
-    def solve(self, b: SX) -> SX:
-        """``D^-1 b`` for ``b`` (n x m)."""
-        n, L = self.n, self.L
-        columns = []
-        for c in range(b.size2()):
-            y = [None] * n
-            for i in range(n):
-                y[i] = b[i, c] - sum((L[i][k] * y[k] for k in range(i)), SX(0))
-            x = [None] * n
-            for i in reversed(range(n)):
-                x[i] = y[i] / self.d[i] - sum((L[k][i] * x[k] for k in range(i + 1, n)),
-                                              SX(0))
-            columns.append(ca.vertcat(*x))
-        return ca.horzcat(*columns)
 
 
 class Articulation:

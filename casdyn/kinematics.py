@@ -8,6 +8,7 @@ common ancestor of the two frames, so no work is spent on parts of the tree that
 from __future__ import annotations
 
 import casadi as ca
+import numpy as np
 
 from .errors import InputError
 from .joints import JointState
@@ -50,12 +51,17 @@ def base_poses(model: Model, states: list[JointState]) -> list[Transform]:
     return poses
 
 
-def _body_frame(model: Model, body: int) -> tuple[int, Transform]:
-    """The joint a body rides on and its constant pose there (-1 and identity: the base)."""
+def body_frame(model: Model, body: int, point=None) -> tuple[int, Transform]:
+    """The joint a body rides on and its constant pose there (-1 and identity: the base);
+    with ``point`` (3, body frame) the pose of that point instead, with the body's axes."""
     if body < 0:
-        return -1, Transform.identity()
-    frame = model.bodies[body]
-    return frame.joint, Transform.constant(frame.rotation, frame.translation)
+        joint, offset = -1, Transform.identity()
+    else:
+        frame = model.bodies[body]
+        joint, offset = frame.joint, Transform.constant(frame.rotation, frame.translation)
+    if point is not None and any(point):
+        offset = offset.then(Transform.constant(np.eye(3), np.asarray(point, dtype=float)))
+    return joint, offset
 
 
 def common_ancestor(model: Model, a: int, b: int) -> int:
@@ -67,8 +73,8 @@ def common_ancestor(model: Model, a: int, b: int) -> int:
 def relative_transform(model: Model, q: SX, body: int, relative_to: int) -> Transform:
     """Pose of ``body``'s frame in ``relative_to``'s frame (body indices; -1 the base)."""
     states = joint_states(model, q)
-    joint_b, offset_b = _body_frame(model, body)
-    joint_a, offset_a = _body_frame(model, relative_to)
+    joint_b, offset_b = body_frame(model, body)
+    joint_a, offset_a = body_frame(model, relative_to)
     top = common_ancestor(model, joint_a, joint_b)
     pose_b = chain_pose(model, states, joint_b, top).then(offset_b)
     if relative_to < 0:
@@ -77,10 +83,11 @@ def relative_transform(model: Model, q: SX, body: int, relative_to: int) -> Tran
     return pose_a.inverse().then(pose_b)
 
 
-def geometric_jacobian(model: Model, q: SX, body: int) -> SX:
-    """``6 x nv`` Jacobian ``[w; v] = J qd`` of ``body``'s frame origin, in the base frame."""
+def geometric_jacobian(model: Model, q: SX, body: int, point=None) -> SX:
+    """``6 x nv`` Jacobian ``[w; v] = J qd`` of ``body``'s frame origin (or of ``point``, 3,
+    in its frame), in the base frame."""
     states = joint_states(model, q)
-    joint, offset = _body_frame(model, body)
+    joint, offset = body_frame(model, body, point)
     J = SX.zeros(6, model.nv)
     chain = chain_poses(model, states, joint)
     origin = (chain[-1][1] if chain else Transform.identity()).then(offset).p
@@ -91,12 +98,18 @@ def geometric_jacobian(model: Model, q: SX, body: int) -> SX:
     return J
 
 
-def center_of_mass(model: Model, q: SX) -> tuple[SX, SX]:
-    """Centre of mass of all bodies (those fixed to the base included) in the base frame,
-    ``3 x 1``, and its ``3 x nv`` Jacobian."""
+def total_mass(model: Model) -> float:
+    """The mass of every body (those fixed to the base included); an error if none."""
     total = model.base_inertia.mass + sum(joint.inertia.mass for joint in model.joints)
     if total <= 0:
         raise InputError(f"robot {model.name!r} has no mass, so no centre of mass")
+    return total
+
+
+def center_of_mass(model: Model, q: SX) -> tuple[SX, SX]:
+    """Centre of mass of all bodies (those fixed to the base included) in the base frame,
+    ``3 x 1``, and its ``3 x nv`` Jacobian."""
+    total = total_mass(model)
     states = joint_states(model, q)
     poses = base_poses(model, states)
     # first moments m*c (base frame) and masses of each joint's subtree

@@ -55,4 +55,7 @@ def function_name(name: str, options: dict) -> str:
         parts.append("dt" + digest(repr(options["dt"])))
     if ambiguous:
         parts.append("h" + digest(repr(frames)))
+    for key in ("point", "contacts"):  # no readable form: a hash of the value
+        if options.get(key) is not None:
+            parts.append(key[0] + digest(repr(options[key])))
     return "_".join(parts)

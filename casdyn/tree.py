@@ -15,6 +15,7 @@ import casadi as ca
 import numpy as np
 
 from . import arguments, configuration, export
+from .contacts import contact_list
 from .errors import InputError
 from .evaluator import NumericEvaluator
 from .functions import FUNCTION_NAMES, SIGNATURES, VECTOR_OUTPUTS, FunctionCache
@@ -243,9 +244,70 @@ class RigidBodyTree:
         return self._call("forward_dynamics_derivatives", q=q, qd=qd, tau=tau, fext=fext)
 
     # --- kinematics -----------------------------------------------------------------------
-    def geometric_jacobian(self, q, body: str):
-        """``6 x nv`` Jacobian of ``body``'s frame origin: ``[w; v] = J qd``, base frame."""
-        return self._call("geometric_jacobian", {"body": body}, q=q)
+    def geometric_jacobian(self, q, body: str, point=None):
+        """``6 x nv`` Jacobian of ``body``'s frame origin (or of ``point``, 3, in its frame):
+        ``[w; v] = J qd``, base frame."""
+        return self._call("geometric_jacobian", {"body": body, "point": _point(point)}, q=q)
+
+    # --- task space ---------------------------------------------------------------------------
+    def frame_velocity(self, q, qd, body: str, point=None):
+        """``[w; v]`` (6,): ``body``'s angular velocity and the velocity of its frame origin
+        (or of ``point``, 3, in its frame), base-frame axes; ``J qd``."""
+        return self._call("frame_velocity", {"body": body, "point": _point(point)}, q=q, qd=qd)
+
+    def frame_acceleration(self, q, qd, qdd, body: str, point=None):
+        """``[dw/dt; dv/dt]`` (6,): the classical accelerations of ``body`` and of its frame
+        origin (or ``point``), base-frame axes; ``J qdd + Jdot qd``."""
+        return self._call("frame_acceleration", {"body": body, "point": _point(point)}, q=q, qd=qd,
+                          qdd=qdd)
+
+    def jacobian_time_derivative(self, q, qd, body: str, point=None):
+        """``Jdot`` (6, nv): the time derivative of :meth:`geometric_jacobian` along ``qd``."""
+        return self._call("jacobian_time_derivative", {"body": body, "point": _point(point)}, q=q,
+                          qd=qd)
+
+    # --- momentum and energy --------------------------------------------------------------------
+    def centroidal_momentum_matrix(self, q=None):
+        """``A_G`` (6, nv): ``A_G qd = [k_G; l]``, the angular momentum about the centre of
+        mass and the linear momentum, base-frame axes (angular first; Pinocchio's ``Ag`` puts
+        the linear part first)."""
+        return self._call("centroidal_momentum_matrix", q=q)
+
+    def centroidal_momentum(self, q=None, qd=None):
+        """``h_G = A_G qd = [k_G; l]`` (6,)."""
+        return self._call("centroidal_momentum", q=q, qd=qd)
+
+    def centroidal_momentum_bias(self, q=None, qd=None):
+        """``Adot_G qd`` (6,): ``d h_G/dt = A_G qdd + Adot_G qd``."""
+        return self._call("centroidal_momentum_bias", q=q, qd=qd)
+
+    def kinetic_energy(self, q=None, qd=None):
+        """``qd^T M qd / 2``, a scalar."""
+        return _scalar(self._call("kinetic_energy", q=q, qd=qd))
+
+    def potential_energy(self, q=None):
+        """``-m g . c``, a scalar: zero with the centre of mass at the base origin."""
+        return _scalar(self._call("potential_energy", q=q))
+
+    # --- contacts ---------------------------------------------------------------------------------
+    def contact_dynamics(self, q=None, qd=None, tau=None, contacts=(), fext=None, damping=0.0):
+        """``(qdd, forces)``: forward dynamics with every contact held,
+        ``M qdd + h = tau + J_c^T lambda`` and ``J_c qdd + Jdot_c qd = -damping J_c qd``.
+
+        ``contacts``: a sequence of :class:`casdyn.Contact` (a body name stands for a point
+        contact at its frame origin). ``forces`` has one row per contact, acting on the
+        robot, base-frame axes: ``[fx, fy, fz]`` if every contact is a point, else
+        ``[nx, ny, nz, fx, fy, fz]`` about the contact point (zero moment for a point).
+        """
+        return self._call("contact_dynamics", {"contacts": _contacts(contacts)}, q=q, qd=qd,
+                          tau=tau, fext=fext, damping=damping)
+
+    def impulse_dynamics(self, q=None, qd_minus=None, contacts=(), restitution=0.0):
+        """``(qd_plus, impulses)``: the velocities just after the contacts close,
+        ``M (qd_plus - qd_minus) = J_c^T Lambda`` and ``J_c qd_plus = -restitution J_c
+        qd_minus``; ``impulses`` per contact as ``forces`` in :meth:`contact_dynamics`."""
+        return self._call("impulse_dynamics", {"contacts": _contacts(contacts)}, q=q,
+                          qd_minus=qd_minus, restitution=restitution)
 
     def get_transform(self, q, body: str, relative_to: str | None = None):
         """4x4 pose of ``body``'s frame in ``relative_to``'s frame (default: the base).
@@ -426,6 +488,8 @@ class RigidBodyTree:
                 view[...] = self._default(input_name)
             elif type(value) is np.ndarray and value.shape == shape and value.dtype is _FLOAT64:
                 view[...] = value
+            elif shape == (1,) and isinstance(value, float | int) and not isinstance(value, bool):
+                view[0] = value
             elif isinstance(value, list | tuple):
                 try:
                     value = np.asarray(value)
@@ -488,16 +552,39 @@ class RigidBodyTree:
             return self._default(name)
         if name == "fext":
             return arguments.matrix(value, "fext", (self.n_bodies, 6))
-        size = {"q": self.nq, "q0": self.nq, "q1": self.nq, "wrench": 6}.get(name, self.nv)
+        size = {"q": self.nq, "q0": self.nq, "q1": self.nq, "wrench": 6, "damping": 1,
+                "restitution": 1}.get(name, self.nv)
         return arguments.vector(value, name, size)
 
     def _default(self, name: str):
         if name in ("q", "q0", "q1"):
             return self._home
+        if name in ("damping", "restitution"):
+            return _ZERO
         return self._no_force if name == "fext" else self._zeros
+
+
+def _contacts(contacts) -> tuple:
+    """``contacts`` as a hashable tuple of :class:`casdyn.Contact` for the Function key."""
+    return contact_list(contacts)
+
+
+def _point(point):
+    """A point option as a hashable tuple (None: the frame origin)."""
+    return None if point is None else arguments.point(point, "point")
+
+
+def _scalar(value):
+    """A scalar Function output as a float (a batch: an (N,) array; symbols unchanged)."""
+    if isinstance(value, np.ndarray):
+        return float(value[0]) if value.ndim == 1 and value.shape == (1,) else value[..., 0]
+    return value
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
     """``array`` made read-only: the defaults are shared by every call and thread."""
     array.flags.writeable = False
     return array
+
+
+_ZERO = _frozen(np.zeros(1))  # the default damping and restitution

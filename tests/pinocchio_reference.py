@@ -160,6 +160,136 @@ class Reference:
         return moment / total, (moving * moving_mass / total) @ self.G
 
 
+class TaskSpace:
+    """Pinocchio's frame, centroidal, energy and contact quantities for a :class:`Reference`,
+    in casdyn's conventions (SPEC "Frames, momentum, energy and contacts")."""
+
+    def __init__(self, reference: Reference):
+        self.ref = reference
+        self._points: dict[tuple, int] = {}
+
+    def frame(self, body: int, point=None) -> int:
+        """Pinocchio's frame of ``body`` (an index of ``body_names``); with ``point`` a frame
+        added at that point of the body (the model's Data is made anew)."""
+        ref = self.ref
+        base = ref.body_frames[body]
+        if point is None or not np.any(point):
+            return base
+        key = (body, tuple(point))
+        if key not in self._points:
+            parent = ref.model.frames[base]
+            placement = parent.placement * pin.SE3(np.eye(3), np.asarray(point, dtype=float))
+            self._points[key] = ref.model.addFrame(pin.Frame(
+                f"point{len(self._points)}", parent.parentJoint, base, placement,
+                pin.FrameType.OP_FRAME))
+            ref.data = ref.model.createData()
+        return self._points[key]
+
+    def _kinematics(self, q, qd, qdd=None):
+        ref = self.ref
+        a = ref.v(np.zeros(len(qd)) if qdd is None else qdd)
+        pin.forwardKinematics(ref.model, ref.data, ref.q(q), ref.v(qd), a)
+        pin.updateFramePlacements(ref.model, ref.data)
+
+    def frame_velocity(self, q, qd, body, point=None):
+        frame = self.frame(body, point)
+        self._kinematics(q, qd)
+        v = pin.getFrameVelocity(self.ref.model, self.ref.data, frame, pin.LOCAL_WORLD_ALIGNED)
+        return np.r_[v.angular, v.linear]
+
+    def frame_acceleration(self, q, qd, qdd, body, point=None):
+        frame = self.frame(body, point)
+        self._kinematics(q, qd, qdd)
+        a = pin.getFrameClassicalAcceleration(self.ref.model, self.ref.data, frame,
+                                              pin.LOCAL_WORLD_ALIGNED)
+        return np.r_[a.angular, a.linear]
+
+    def jacobian_time_derivative(self, q, qd, body, point=None):
+        ref = self.ref
+        frame = self.frame(body, point)
+        pin.computeJointJacobiansTimeVariation(ref.model, ref.data, ref.q(q), ref.v(qd))
+        pin.updateFramePlacements(ref.model, ref.data)
+        dJ = pin.getFrameJacobianTimeVariation(ref.model, ref.data, frame,
+                                               pin.LOCAL_WORLD_ALIGNED)
+        return np.vstack([dJ[3:], dJ[:3]]) @ ref.G
+
+    def _about(self, linear, angular, com):
+        """Pinocchio's momentum (or rate) about its centre of mass ``data.com[0]`` moved
+        to casdyn's ``com`` (which on a fixed base also counts bodies fixed to the base):
+        ``k_com = k_pin + (c_pin - com) x l``, angular first."""
+        shift = self.ref.data.com[0] - np.asarray(com)
+        return np.r_[np.asarray(angular) + np.cross(shift, linear, axis=0), linear]
+
+    def centroidal_momentum_matrix(self, q, com):
+        ref = self.ref
+        A = pin.computeCentroidalMap(ref.model, ref.data, ref.q(q)) @ ref.G
+        shift = ref.data.com[0] - np.asarray(com)
+        return np.vstack([A[3:] + np.cross(shift, A[:3], axis=0), A[:3]])
+
+    def centroidal_momentum(self, q, qd, com):
+        ref = self.ref
+        h = pin.computeCentroidalMomentum(ref.model, ref.data, ref.q(q), ref.v(qd))
+        return self._about(h.linear, h.angular, com)
+
+    def centroidal_momentum_bias(self, q, qd, com):
+        ref = self.ref
+        zero = np.zeros(ref.model.nv)
+        pin.computeCentroidalMomentumTimeVariation(ref.model, ref.data, ref.q(q), ref.v(qd),
+                                                   zero)
+        return self._about(ref.data.dhg.linear, ref.data.dhg.angular, com)
+
+    def kinetic_energy(self, q, qd):
+        ref = self.ref
+        return pin.computeKineticEnergy(ref.model, ref.data, ref.q(q), ref.v(qd))
+
+    def potential_energy(self, q):
+        """``-g . (sum m_i c_i)`` over every inertia Pinocchio holds, the universe's (bodies
+        fixed to the base) included, but not a fixed root link's (casdyn ignores it)."""
+        ref = self.ref
+        com, _ = ref.center_of_mass(q)
+        total = sum(ref.model.inertias[j].mass for j in range(ref.model.njoints))
+        return -float(ref.model.gravity.linear @ com) * (total - ref.root_mass)
+
+    def contact_dynamics(self, q, qd, tau, fext, contacts, bodies, damping=0.0):
+        """``(qdd, lambda)`` from the KKT system assembled from Pinocchio's M, bias (with
+        fext), point Jacobians and classical drifts, solved densely by NumPy."""
+        ref = self.ref
+        M = ref.mass_matrix(q)
+        h = ref.inverse_dynamics(q, qd, np.zeros(len(qd)), fext)
+        J, drift = self._constraints(q, qd, contacts, bodies)
+        return _kkt(M, J, tau - h, -drift - damping * J @ qd)
+
+    def impulse_dynamics(self, q, qd_minus, contacts, bodies, restitution=0.0):
+        M = self.ref.mass_matrix(q)
+        J, _ = self._constraints(q, qd_minus, contacts, bodies)
+        jump, impulses = _kkt(M, J, np.zeros(len(qd_minus)), -(1 + restitution) * J @ qd_minus)
+        return qd_minus + jump, impulses
+
+    def _constraints(self, q, qd, contacts, bodies):
+        rows, drifts = [], []
+        zero = np.zeros(len(qd))
+        for contact, body in zip(contacts, bodies, strict=True):
+            frame = self.frame(body, contact.point)
+            pin.computeJointJacobians(self.ref.model, self.ref.data, self.ref.q(q))
+            pin.updateFramePlacements(self.ref.model, self.ref.data)
+            J = pin.getFrameJacobian(self.ref.model, self.ref.data, frame,
+                                     pin.LOCAL_WORLD_ALIGNED)
+            J = np.vstack([J[3:], J[:3]]) @ self.ref.G
+            drift = self.frame_acceleration(q, qd, zero, body, contact.point)
+            keep = slice(3, 6) if contact.kind == "point" else slice(0, 6)
+            rows.append(J[keep])
+            drifts.append(drift[keep])
+        return np.vstack(rows), np.concatenate(drifts)
+
+
+def _kkt(M, J, r, b):
+    """``(x, lam)`` with ``M x = r + J^T lam`` and ``J x = b``: one dense solve."""
+    n, m = M.shape[0], J.shape[0]
+    K = np.block([[M, -J.T], [J, np.zeros((m, m))]])
+    solution = np.linalg.solve(K, np.r_[r, b])
+    return solution[:n], solution[n:]
+
+
 def _root_link_mass(urdf_text: str) -> tuple[float, np.ndarray]:
     """Mass and centre of mass (its frame) of the URDF's root link."""
     root = ET.fromstring(urdf_text.encode() if isinstance(urdf_text, str) else urdf_text)

@@ -1,0 +1,163 @@
+"""Dynamics with contacts held: forward dynamics under contact constraints and impacts
+(SPEC "Frames, momentum, energy and contacts").
+
+Both solve the KKT system of the constrained motion,
+
+    [ M   J^T ] [  x   ]   [ r ]
+    [ J    0  ] [ -lam ] = [ b ],
+
+by the Schur complement through the tree-sparse factorisation ``M = L^T D L``
+(:class:`casdyn.factorization.TreeLDLT`, RBDA sec. 6.5): with ``W = L^-T J^T`` and
+``y = L^-T r``, the contact forces solve the small ``K lam = b - W^T D^-1 y`` with the
+Delassus matrix ``K = J M^-1 J^T = W^T D^-1 W`` (factorised by a dense LDL^T), and
+``x = L^-1 D^-1 (y + W lam)``. No inverse of ``M`` is formed, and a leg's rows of ``W`` are
+zero outside the joints that carry it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import casadi as ca
+import numpy as np
+
+from .errors import InputError
+from .factorization import LDLT, TreeLDLT
+from .joints import JOINT_TYPES
+from .kinematics import geometric_jacobian
+from .model import Model
+from .motion import frame_acceleration
+from .spatial import SX
+
+KINDS = {"point": 3, "6d": 6}
+
+
+@dataclass(frozen=True)
+class Contact:
+    """A contact that holds a point of a body still: ``kind="point"`` holds its position
+    (3 constraints, a force ``[fx, fy, fz]``), ``"6d"`` also its orientation (6 constraints,
+    a wrench ``[n; f]`` about the point). ``point`` is in the body's frame."""
+
+    body: str
+    kind: str = "point"
+    point: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    def __post_init__(self):
+        if not isinstance(self.body, str):
+            raise InputError(f"a Contact's body must be a body name, got {self.body!r}")
+        if self.kind not in KINDS:
+            raise InputError(f"a Contact's kind must be 'point' or '6d', got {self.kind!r}")
+        try:
+            point = tuple(float(x) for x in np.asarray(self.point, dtype=float).reshape(-1))
+        except (TypeError, ValueError):
+            point = ()
+        if len(point) != 3 or not all(math.isfinite(x) for x in point):
+            raise InputError(
+                f"a Contact's point must be 3 finite numbers (body frame), got {self.point!r}")
+        object.__setattr__(self, "point", point)
+
+    @property
+    def size(self) -> int:
+        """The number of constraints: 3 for a point, 6 for a 6-D contact."""
+        return KINDS[self.kind]
+
+    def rows(self, J: SX) -> SX:
+        """The constrained rows of a ``[w; v]`` quantity at the point."""
+        return J[3:, :] if self.kind == "point" else J
+
+
+def contact_list(contacts) -> tuple[Contact, ...]:
+    """``contacts`` (a Contact, or a sequence of Contacts, body names or ``(body, kind)`` /
+    ``(body, kind, point)`` tuples) as a tuple of Contacts, at least one."""
+    if isinstance(contacts, Contact | str):
+        contacts = [contacts]
+    try:
+        items = list(contacts)
+    except TypeError:
+        raise InputError(f"contacts must be a sequence of casdyn.Contact, got {contacts!r}") \
+            from None
+    if not items:
+        raise InputError("contacts must name at least one contact")
+    listed = []
+    for item in items:
+        if isinstance(item, Contact):
+            listed.append(item)
+        elif isinstance(item, str):
+            listed.append(Contact(item))
+        elif isinstance(item, tuple) and 1 <= len(item) <= 3:
+            listed.append(Contact(*item))
+        else:
+            raise InputError(f"contacts must be casdyn.Contact values, got {item!r}")
+    return tuple(listed)
+
+
+class ContactSystem:
+    """The contact Jacobian ``J_c`` (m x nv), drift ``Jdot_c qd`` (m x 1) and the Schur
+    complement of a set of contacts at ``(q, qd)``, for a mass matrix ``M``."""
+
+    def __init__(self, model: Model, M: SX, q: SX, qd: SX, contacts: tuple[Contact, ...],
+                 bodies: list[int]):
+        zero = SX.zeros(model.nv, 1)
+        self.contacts = contacts
+        self.J = ca.vertcat(*[c.rows(geometric_jacobian(model, q, b, c.point))
+                              for c, b in zip(contacts, bodies, strict=True)])
+        self.drift = ca.vertcat(*[c.rows(frame_acceleration(model, q, qd, zero, b, c.point))
+                                  for c, b in zip(contacts, bodies, strict=True)])
+        self.factor = TreeLDLT(M, velocity_order(model))
+        self.W = self.factor.solve_transposed(self.J.T)  # rows of L^-T J^T
+        self.Z = self.factor.scaled(self.W)  # D^-1 W
+        K = ca.vertcat(*[ca.horzcat(*row) for row in self.W]).T @ ca.vertcat(
+            *[ca.horzcat(*row) for row in self.Z])
+        self.K = K  # the Delassus matrix J M^-1 J^T
+        self.K_factor = LDLT(K)
+
+    def solve(self, r: SX, b: SX) -> tuple[SX, SX]:
+        """``(x, lam)`` with ``M x = r + J^T lam`` and ``J x = b``."""
+        y = self.factor.solve_transposed(r)
+        z = self.factor.scaled(y)
+        Z = ca.vertcat(*[ca.horzcat(*row) for row in self.Z])
+        lam = self.K_factor.solve(b - ca.mtimes(Z.T, ca.vertcat(*[row[0] for row in y])))
+        step = ca.mtimes(Z, lam)
+        combined = [[z_k[0] + step[k]] for k, z_k in enumerate(z)]
+        return self.factor.finish(combined), lam
+
+    def per_contact(self, lam: SX) -> SX:
+        """The stacked multipliers as one row per contact: ``n x 3`` if every contact is a
+        point, else ``n x 6`` (a point contact's row ``[0, 0, 0, fx, fy, fz]``: it transmits
+        no moment about its point)."""
+        width = max(c.size for c in self.contacts)
+        rows, at = [], 0
+        for contact in self.contacts:
+            part = lam[at : at + contact.size]
+            at += contact.size
+            if contact.size < width:
+                part = ca.vertcat(SX.zeros(3, 1), part)
+            rows.append(part.T)
+        return ca.vertcat(*rows)
+
+
+def velocity_order(model: Model) -> list[int]:
+    """The velocity indices with every joint's after its ancestors' (mimic joints have
+    none of their own): the order in which ``M = L^T D L`` has no fill-in."""
+    order = []
+    for i in model.order:
+        joint = model.joints[i]
+        if joint.mimic is None:
+            order += list(range(joint.idx_v, joint.idx_v + JOINT_TYPES[joint.kind].nv))
+    return order
+
+
+def contact_dynamics(system: ContactSystem, tau_minus_h: SX, qd: SX, damping: SX) -> tuple:
+    """``(qdd, lam)`` with ``M qdd + h = tau + J^T lam`` and
+    ``J qdd + Jdot qd = -damping J qd``, for ``tau_minus_h = tau - h``."""
+    b = -system.drift - damping * ca.mtimes(system.J, qd)
+    return system.solve(tau_minus_h, b)
+
+
+def impulse_dynamics(system: ContactSystem, qd_minus: SX, restitution: SX) -> tuple:
+    """``(qd_plus, Lambda)`` with ``M (qd_plus - qd_minus) = J^T Lambda`` and
+    ``J qd_plus = -restitution J qd_minus``."""
+    b = -(1 + restitution) * ca.mtimes(system.J, qd_minus)
+    jump, impulses = system.solve(SX.zeros(qd_minus.size1(), 1), b)
+    return qd_minus + jump, impulses

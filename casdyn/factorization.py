@@ -1,0 +1,108 @@
+"""Factorisations of symmetric positive definite SX matrices, solved without inverses.
+
+* :class:`LDLT`: ``D = L diag(d) L^T`` of a small dense matrix (a multi-dof joint's
+  ``S^T IA S`` in ABA, the Delassus matrix of a few contacts).
+* :class:`TreeLDLT`: ``M = L^T diag(d) L`` of a joint-space mass matrix, eliminating from
+  the leaves towards the root (Featherstone's LTDL, RBDA sec. 6.5): with the velocities
+  ordered parents first, ``L`` has the sparsity of ``M`` itself (no fill-in), so branches
+  that do not share a joint, a quadruped's legs, never meet in the factors.
+"""
+
+from __future__ import annotations
+
+import casadi as ca
+
+from .spatial import SX
+
+
+class LDLT:
+    """``D = L diag(d) L^T`` of a small symmetric positive definite SX matrix (no pivoting),
+    to solve with ``D`` and to form ``D^-1`` products without an explicit inverse."""
+
+    def __init__(self, D: SX):
+        n = D.size1()
+        L = [[None] * n for _ in range(n)]
+        Ld = [[None] * n for _ in range(n)]  # L[i][k] * d[k], formed once
+        d = [None] * n
+        for j in range(n):
+            d[j] = D[j, j] - sum((L[j][k] * Ld[j][k] for k in range(j)), SX(0))
+            for i in range(j + 1, n):
+                Ld[i][j] = D[i, j] - sum((L[i][k] * Ld[j][k] for k in range(j)), SX(0))
+                L[i][j] = Ld[i][j] / d[j]
+        self.n, self.L, self.d = n, L, d
+
+    def solve(self, b: SX) -> SX:
+        """``D^-1 b`` for ``b`` (n x m)."""
+        n, L = self.n, self.L
+        columns = []
+        for c in range(b.size2()):
+            y = [None] * n
+            for i in range(n):
+                y[i] = b[i, c] - sum((L[i][k] * y[k] for k in range(i)), SX(0))
+            x = [None] * n
+            for i in reversed(range(n)):
+                x[i] = y[i] / self.d[i] - sum((L[k][i] * x[k] for k in range(i + 1, n)),
+                                              SX(0))
+            columns.append(ca.vertcat(*x))
+        return ca.horzcat(*columns)
+
+
+class TreeLDLT:
+    """``M = L^T diag(d) L`` (unit lower triangular ``L``) of a symmetric positive definite
+    ``n x n`` SX matrix, in the permuted order ``order`` (a list of row indices of ``M``):
+    eliminating from the last entry of ``order`` up, as RBDA table 6.3. Where ``order`` puts
+    every joint's velocities after its ancestors', ``L`` keeps ``M``'s structural zeros; for
+    any other order the result is still exact, only less sparse. Entries that are structural
+    or constant zeros are skipped, so the graph holds the tree's work only."""
+
+    def __init__(self, M: SX, order: list[int]):
+        n = len(order)
+        # lower triangle of the permuted matrix, nonzero entries only: rows[k] = {col: value}
+        rows: list[dict[int, SX]] = [{} for _ in range(n)]
+        for k in range(n):
+            for c in range(k + 1):
+                entry = M[order[k], order[c]]
+                if not entry.is_zero():
+                    rows[k][c] = entry
+        d: list[SX] = [None] * n
+        L: list[dict[int, SX]] = [{} for _ in range(n)]
+        for k in reversed(range(n)):
+            d[k] = rows[k].pop(k, SX(0))
+            below = sorted(rows[k])  # columns c < k with M[k, c] != 0: k's ancestors
+            L[k] = {c: rows[k][c] / d[k] for c in below}
+            for a, i in enumerate(below):
+                for j in below[: a + 1]:
+                    rows[i][j] = rows[i].get(j, SX(0)) - rows[k][i] * L[k][j]
+        self.n, self.order, self.L, self.d = n, list(order), L, d
+
+    def _permuted(self, b: SX) -> list[list[SX]]:
+        return [[b[self.order[k], c] for c in range(b.size2())] for k in range(self.n)]
+
+    def solve_transposed(self, b: SX) -> list[list[SX]]:
+        """``y = L^-T P b`` for ``b`` (n x m), as rows of SX scalars in the permuted order
+        (``P b`` reorders the rows of ``b`` by ``order``)."""
+        y = self._permuted(b)
+        for k in reversed(range(self.n)):
+            for c, l_kc in self.L[k].items():
+                y[c] = [y_c - l_kc * y_k for y_c, y_k in zip(y[c], y[k], strict=True)]
+        return y
+
+    def scaled(self, y: list[list[SX]]) -> list[list[SX]]:
+        """``D^-1 y`` for rows ``y`` in the permuted order."""
+        return [[entry / d for entry in row] for row, d in zip(y, self.d, strict=True)]
+
+    def finish(self, z: list[list[SX]]) -> SX:
+        """``P^T L^-1 z``: rows ``z`` in the permuted order back to ``M``'s order (n x m)."""
+        x = [list(row) for row in z]
+        for k in range(self.n):
+            for c, l_kc in self.L[k].items():
+                x[k] = [x_k - l_kc * x_c for x_k, x_c in zip(x[k], x[c], strict=True)]
+        out = SX.zeros(self.n, len(x[0]) if x else 0)
+        for k, row in enumerate(x):
+            for c, value in enumerate(row):
+                out[self.order[k], c] = value
+        return out
+
+    def solve(self, b: SX) -> SX:
+        """``M^-1 b`` for ``b`` (n x m)."""
+        return self.finish(self.scaled(self.solve_transposed(b)))

@@ -1,0 +1,103 @@
+"""Frame velocities, classical accelerations and Jacobian time derivatives (SPEC "Frames,
+momentum, energy and contacts").
+
+All are for a point fixed in a body (its frame origin unless a ``point`` in the body frame
+is given), angular part first, with base-frame axes (Pinocchio's ``LOCAL_WORLD_ALIGNED``):
+``[w; v] = J qd`` and the classical acceleration ``[dw/dt; dv/dt] = J qdd + Jdot qd``,
+where ``v`` and ``dv/dt`` are the velocity and acceleration of the point itself.
+"""
+
+from __future__ import annotations
+
+import casadi as ca
+
+from .joints import TURN
+from .kinematics import body_frame, chain_poses, joint_states
+from .model import Model
+from .spatial import SX, FrameMotion, Transform
+
+
+def _chain_velocities(model: Model, q: SX, qd: SX, joint: int) -> list:
+    """``(state, pose, w, v)`` for each joint from the base down to ``joint``: the moved
+    frame's pose in the base frame, its angular velocity and the velocity of its origin
+    (base-frame axes). Every column of ``S`` turns about or slides along an axis of the moved
+    frame through its origin, so the joint adds its turns to ``w`` and its slides to ``v``."""
+    states = joint_states(model, q)
+    w = v = SX.zeros(3, 1)
+    origin = SX.zeros(3, 1)
+    chain = []
+    for j, pose in chain_poses(model, states, joint):
+        v = v + ca.cross(w, pose.p - origin)
+        rates = states[j].rates(qd)
+        for k, (kind, axis) in enumerate(states[j].type.dofs):
+            step = pose.R[:, axis] * rates[k]
+            if kind == TURN:
+                w = w + step
+            else:
+                v = v + step
+        chain.append((states[j], pose, w, v))
+        origin = pose.p
+    return chain
+
+
+def _point(chain: list, offset: Transform) -> tuple[SX, SX, SX]:
+    """``(p, w, v_p)``: the point's position, the body's angular velocity and the point's
+    velocity, base frame, at the end of ``chain``."""
+    if not chain:
+        return offset.p, SX.zeros(3, 1), SX.zeros(3, 1)
+    _, pose, w, v = chain[-1]
+    p = pose.then(offset).p
+    return p, w, v + ca.cross(w, p - pose.p)
+
+
+def frame_velocity(model: Model, q: SX, qd: SX, body: int, point=None) -> SX:
+    """``[w; v]`` (6 x 1): the body's angular velocity and its point's velocity, base frame."""
+    joint, offset = body_frame(model, body, point)
+    _, w, v = _point(_chain_velocities(model, q, qd, joint), offset)
+    return ca.vertcat(w, v)
+
+
+def frame_acceleration(model: Model, q: SX, qd: SX, qdd: SX, body: int, point=None) -> SX:
+    """``[dw/dt; dv/dt]`` (6 x 1): the classical accelerations of the body and its point, base
+    frame. Propagated in the joint frames as the forward pass of RNEA (Luh, Walker & Paul
+    1980), from a base at rest (no gravity), then turned into base-frame axes."""
+    states = joint_states(model, q)
+    joint, offset = body_frame(model, body, point)
+    chain = chain_poses(model, states, joint)
+    if not chain:
+        return SX.zeros(6, 1)
+    motion = FrameMotion(SX.zeros(3, 1), SX.zeros(3, 1), SX.zeros(3, 1))
+    for j, _ in chain:
+        motion = states[j].propagate(motion, states[j].rates(qd), states[j].rates(qdd))
+    R = chain[-1][1].R
+    return ca.vertcat(ca.mtimes(R, motion.alpha), ca.mtimes(R, motion.point(offset.p)))
+
+
+def jacobian_time_derivative(model: Model, q: SX, qd: SX, body: int, point=None) -> SX:
+    """``Jdot`` (6 x nv), the time derivative of :func:`casdyn.kinematics.geometric_jacobian`.
+
+    A column of joint j is a unit turn about (or slide along) an axis ``a`` of j's moved
+    frame, which rotates with that frame's angular velocity ``w_j``, so ``da/dt = w_j x a``.
+    A turn's column ``[a; a x (p - o_j)]`` then changes at
+    ``[w_j x a; (w_j x a) x (p - o_j) + a x (v_p - v_j)]``, a slide's ``[0; a]`` at
+    ``[0; w_j x a]``, with ``o_j``, ``v_j`` the moved frame's origin and its velocity and
+    ``p``, ``v_p`` the point's.
+    """
+    joint, offset = body_frame(model, body, point)
+    chain = _chain_velocities(model, q, qd, joint)
+    p, _, v_p = _point(chain, offset)
+    Jdot = SX.zeros(6, model.nv)
+    for state, pose, w, v in chain:
+        angular, linear = [], []
+        for kind, axis in state.type.dofs:
+            a = pose.R[:, axis]
+            turning = ca.cross(w, a)
+            if kind == TURN:
+                angular.append(turning)
+                linear.append(ca.cross(turning, p - pose.p) + ca.cross(a, v_p - v))
+            else:
+                angular.append(SX.zeros(3, 1))
+                linear.append(turning)
+        state.put(Jdot, ca.horzcat(*angular), slice(0, 3))
+        state.put(Jdot, ca.horzcat(*linear), slice(3, 6))
+    return Jdot
