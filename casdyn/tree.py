@@ -355,8 +355,9 @@ class RigidBodyTree:
         ``functions``: a name from ``casdyn.FUNCTION_NAMES``, or a list of names and
         ``(name, options)`` pairs such as ``("geometric_jacobian", {"body": "tool0"})``, or
         None for every function — the body-specific ones for each leaf body (the tool
-        frames). Returns Function name → loaded ``casadi.Function`` (the SX functions when
-        ``compile`` is False). Files are ``casdyn_<robot>.c``, ``.h`` and
+        frames); the contact functions only when listed with their ``contacts``. Returns
+        Function name → loaded ``casadi.Function`` (the SX functions when ``compile`` is
+        False). Files are ``casdyn_<robot>.c``, ``.h`` and
         ``libcasdyn_<robot>.so``; a failed export writes none. The C symbols are
         ``<prefix>_<Function name>`` (``prefix`` defaults to the robot's name), so that
         several robots' libraries link into one program; ``prefix=""`` keeps the plain
@@ -407,8 +408,11 @@ class RigidBodyTree:
     def _export_list(self, functions) -> list[tuple[str, dict]]:
         if functions is None:
             leaves = self._model.leaf_bodies()
-            plain = [n for n in FUNCTION_NAMES if "body" not in SIGNATURES[n][2]]
-            per_body = [n for n in FUNCTION_NAMES if "body" in SIGNATURES[n][2]]
+            # contact functions need contacts: they are exported when listed with them
+            options = {n: SIGNATURES[n][2] for n in FUNCTION_NAMES if "contacts" not in
+                       SIGNATURES[n][2]}
+            plain = [n for n in options if "body" not in options[n]]
+            per_body = [n for n in options if "body" in options[n]]
             return [(n, {}) for n in plain] + [(n, {"body": b}) for b in leaves for n in per_body]
         if isinstance(functions, str) or (isinstance(functions, tuple) and len(functions) == 2
                                           and isinstance(functions[1], dict)):

@@ -62,3 +62,30 @@ def test_codegen_matches_sx_and_cleans_up(tmp_path, into_directory):
     assert len(diffs) == 3 and max(diffs) < 1e-12
     assert list(scratch.iterdir()) == []  # its temporary directory is gone
     assert (out_dir / "libcasdyn_ur5e.so").is_file() == into_directory
+
+
+def test_quadruped_standing_carries_the_weight_and_stays_still(tmp_path):
+    out = run("quadruped_standing.py", "--plot-dir", str(tmp_path))
+    assert "Solve_Succeeded" in out
+    vertical, weight = map(float, re.search(
+        r"sum of vertical forces (\S+) N = weight (\S+) N", out).groups())
+    assert abs(vertical - weight) < 1e-6 * weight
+    ratios = [float(r) for r in re.findall(r"\|f_t\| / fz = (\S+) \(mu 0.7\)", out)]
+    assert len(ratios) == 4 and max(ratios) <= 0.7 + 1e-6
+    qdd, differ = map(float, re.search(
+        r"\|qdd\| = (\S+), forces differ by (\S+) N", out).groups())
+    assert qdd < 1e-8 and differ < 1e-8
+    assert (tmp_path / "quadruped_standing.png").stat().st_size > 10_000
+
+
+def test_quadruped_jump_flies_lands_and_plots(tmp_path):
+    out = run("quadruped_jump.py", "--quick", "--plot-dir", str(tmp_path))
+    assert "Solve_Succeeded" in out
+    start, end, standing, apex = map(float, re.search(
+        r"base: x (\S+) -> (\S+) m, height (\S+) m standing, (\S+) m at the apex", out).groups())
+    assert abs(end - start - 0.2) < 1e-6 and apex > standing + 0.05
+    friction = float(re.search(r"max \|f_t\|/fz = (\S+)", out).group(1))
+    assert friction <= 0.7 / np.sqrt(2) + 1e-6
+    drift = float(re.search(r"largest foot height while held: (\S+) mm", out).group(1))
+    assert drift < 10.0  # the midpoint rule's error at 50 ms steps
+    assert (tmp_path / "quadruped_jump.png").stat().st_size > 10_000

@@ -15,6 +15,7 @@ from conftest import assert_close
 import casdyn
 import casdyn.export
 from casdyn import ExportError
+from casdyn.functions import SIGNATURES
 
 
 def random_inputs(function, rng):
@@ -26,9 +27,10 @@ def test_default_export_compiles_every_function_and_matches_sx(tmp_path):
     loaded = robot.export_c(tmp_path / "out")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "casdyn_scara.c", "casdyn_scara.h", "libcasdyn_scara.so"]
-    per_body = {"geometric_jacobian", "get_transform", "external_force"}
-    expected = [n for n in casdyn.FUNCTION_NAMES if n not in per_body] + [
-        f"{n}_tool0" for n in ("geometric_jacobian", "get_transform", "external_force")]
+    options = {n: SIGNATURES[n][2] for n in casdyn.FUNCTION_NAMES}
+    per_body = [n for n in options if "body" in options[n]]
+    expected = [n for n in options if n not in per_body and "contacts" not in options[n]] + [
+        f"{n}_tool0" for n in per_body]
     assert sorted(loaded) == sorted(expected)
     rng = np.random.default_rng(0)
     for name, compiled in loaded.items():
