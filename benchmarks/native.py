@@ -26,19 +26,20 @@ def _prefix() -> Path:
     return Path(cmeel.__file__).resolve().parent.parent / "cmeel.prefix"
 
 
-def harness() -> Path:
-    """Compile native.cpp once (about a minute: Pinocchio is header-heavy)."""
+def harness(source_name: str = "native") -> Path:
+    """Compile ``<source_name>.cpp`` once (about a minute: Pinocchio is header-heavy)."""
     BUILD.mkdir(exist_ok=True)
-    exe = BUILD / "native"
-    source = HERE / "native.cpp"
-    if exe.exists() and exe.stat().st_mtime > source.stat().st_mtime:
+    exe = BUILD / source_name
+    source = HERE / f"{source_name}.cpp"
+    newest = max(source.stat().st_mtime, (HERE / "harness.hpp").stat().st_mtime)
+    if exe.exists() and exe.stat().st_mtime > newest:
         return exe
     prefix = _prefix()
     command = ["g++", "-O3", "-DNDEBUG", "-std=c++17", "-march=native", "-w", *DEFINES,
                f"-I{prefix / 'include'}", f"-I{prefix / 'include' / 'eigen3'}", str(source),
                "-o", str(exe), f"-L{prefix / 'lib'}", "-lpinocchio_default",
                "-lboost_serialization", "-ldl", f"-Wl,-rpath,{prefix / 'lib'}"]
-    print("compiling the native harness against Pinocchio ...", file=sys.stderr, flush=True)
+    print(f"compiling {source.name} against Pinocchio ...", file=sys.stderr, flush=True)
     subprocess.run(command, check=True)
     return exe
 
@@ -48,15 +49,44 @@ def run(name: str, urdf: str, rounds: int = 15, calls: int = 2000,
     """{quantity: (casdyn ns, Pinocchio ns, max |difference|)} for one model; with
     ``derivatives`` also dID and dFD (their C takes long to compile for long chains); with
     ``floating_base`` both on a free flyer (casdyn's inputs reordered, see native.cpp)."""
-    import pinocchio as pin
-
     exe = harness()
     directory = BUILD / name
     robot = casdyn.load_urdf(urdf, floating_base=floating_base)
     functions = FUNCTIONS + (DERIVATIVES if derivatives else [])
+    library, model_file, order = _prepare(directory, robot, urdf, functions)
+    command = [str(exe), str(model_file), str(library), str(rounds), str(calls),
+               "derivatives" if derivatives else "-", *([str(order)] if order else [])]
+    return _results(command)
+
+
+def run_task(name: str, urdf: str, contacts, rounds: int = 15,
+             calls: int = 2000) -> dict[str, tuple]:
+    """{"A_G" | "contact": (casdyn ns, Pinocchio ns, max |difference|)} on a floating base:
+    the centroidal momentum matrix and contact dynamics (``contacts``: casdyn Contacts at
+    frame origins) against computeCentroidalMap and constraintDynamics."""
+    exe = harness("native_task")
+    directory = BUILD / f"{name}-task"
+    robot = casdyn.load_urdf(urdf, floating_base=True)
+    held = ("contact_dynamics", {"contacts": contacts, "fext": False})
+    library, model_file, order = _prepare(directory, robot, urdf,
+                                          ["centroidal_momentum_matrix", held])
+    listed = directory / "contacts.txt"
+    lines = [robot.function(*held[:1], **held[1]).name()]
+    lines += [f"{c.body} {3 if c.kind == 'point' else 6}" for c in contacts]
+    listed.write_text("\n".join(lines) + "\n")
+    return _results([str(exe), str(model_file), str(library), str(rounds), str(calls),
+                     str(order), str(listed)])
+
+
+def _prepare(directory: Path, robot, urdf: str, functions) -> tuple[Path, Path, Path | None]:
+    """Export ``functions`` of ``robot`` (-O3, plain C names) and save Pinocchio's model of
+    the same URDF: (library, model file, coordinate order file or None)."""
+    import pinocchio as pin
+
     # prefix="": the harness looks the functions up by their plain names
     robot.export_c(directory, functions, flags=("-O3", "-march=native", "-fPIC", "-shared"),
                    prefix="")
+    floating_base = robot.floating_base
     model = (pin.buildModelFromXML(urdf, pin.JointModelFreeFlyer()) if floating_base
              else pin.buildModelFromXML(urdf))
     if floating_base:  # the free flyer's position has infinite limits: random in [-1, 1]
@@ -64,13 +94,14 @@ def run(name: str, urdf: str, rounds: int = 15, calls: int = 2000,
         lower[:3], upper[:3] = -1.0, 1.0
         model.lowerPositionLimit, model.upperPositionLimit = lower, upper
     model.saveToBinary(str(directory / "model.bin"))
-    library = next(directory.glob("libcasdyn_*.so"))
-    command = [str(exe), str(directory / "model.bin"), str(library), str(rounds), str(calls),
-               "derivatives" if derivatives else "-"]
+    order = None
     if floating_base:
         order = directory / "order.txt"
         order.write_text(" ".join(map(str, coordinate_order(robot, model))))
-        command.append(str(order))
+    return next(directory.glob("libcasdyn_*.so")), directory / "model.bin", order
+
+
+def _results(command: list[str]) -> dict[str, tuple]:
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     results = {}
     for line in output.splitlines():

@@ -74,9 +74,9 @@ def with_inertial_origins(urdf: str) -> str:
     return ET.tostring(root, encoding="unicode")
 
 
-def adam_floating_sizes(urdf: str, root: str, joint_names) -> dict[str, int]:
-    """n_instructions of adam's floating-base mass_matrix_fun, bias_force_fun (C qd + g) and
-    aba_fun in the body-fixed representation (casdyn's: the base twist in the base frame)."""
+def _adam_floating(urdf: str, root: str, joint_names):
+    """adam's KinDynComputations of a floating-base URDF in the body-fixed representation
+    (casdyn's: the base twist in the base frame)."""
     from adam import Representations
     from adam.casadi import KinDynComputations
 
@@ -87,6 +87,20 @@ def adam_floating_sizes(urdf: str, root: str, joint_names) -> dict[str, int]:
     finally:
         os.unlink(f.name)
     kd.set_frame_velocity_representation(Representations.BODY_FIXED_REPRESENTATION)
+    return kd
+
+
+def adam_task_sizes(urdf: str, root: str, joint_names, frame: str) -> dict[str, int]:
+    """n_instructions of adam's centroidal_momentum_matrix_fun and jacobian_dot_fun(frame)."""
+    kd = _adam_floating(urdf, root, joint_names)
+    return {"A_G": kd.centroidal_momentum_matrix_fun().n_instructions(),
+            "Jdot": kd.jacobian_dot_fun(frame).n_instructions()}
+
+
+def adam_floating_sizes(urdf: str, root: str, joint_names) -> dict[str, int]:
+    """n_instructions of adam's floating-base mass_matrix_fun, bias_force_fun (C qd + g) and
+    aba_fun in the body-fixed representation."""
+    kd = _adam_floating(urdf, root, joint_names)
     return {"M": kd.mass_matrix_fun().n_instructions(),
             "h": kd.bias_force_fun().n_instructions(),
             "FD": kd.aba_fun().n_instructions()}

@@ -255,6 +255,53 @@ def floating_speed(urdfs: dict[str, str], rounds: int, calls: int) -> str:
                  rows)
 
 
+# contacts of the benchmark: solo12's four point feet, TALOS's two 6-D soles (ankle links);
+# Jdot of the first of them
+TASK_CONTACTS = {"solo12": [casdyn.Contact(f"{leg}_FOOT") for leg in ("FL", "FR", "HL", "HR")],
+                 "TALOS": [casdyn.Contact(f"leg_{side}_6_link", "6d")
+                           for side in ("left", "right")]}
+
+
+def task_graph_sizes(urdfs: dict[str, str]) -> str:
+    """The centroidal momentum matrix and a foot's Jdot against adam's floating-base
+    Functions (body-fixed representation); casdyn's other new functions for scale."""
+    rows = []
+    for name, urdf in urdfs.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", casdyn.ModelWarning)
+            robot = casdyn.load_urdf(urdf, floating_base=True)
+        foot = TASK_CONTACTS[name][0].body
+        adam = peers.adam_task_sizes(urdf, robot.body_names[0], robot.joint_names[1:], foot)
+        ours = {"A_G": robot.function("centroidal_momentum_matrix").n_instructions(),
+                "Jdot": robot.function("jacobian_time_derivative", body=foot).n_instructions()}
+        rows += [[name, f"{k} ({foot})" if k == "Jdot" else k, ours[k], adam[k],
+                  f"{ours[k] / adam[k]:.2f}"] for k in ours]
+        contacts = TASK_CONTACTS[name]
+        for label, function, options in [
+                ("h_G", "centroidal_momentum", {}),
+                ("Adot_G qd", "centroidal_momentum_bias", {}),
+                (f"contact dynamics ({len(contacts)} {contacts[0].kind})", "contact_dynamics",
+                 {"contacts": contacts, "fext": False}),
+                ("impulse dynamics", "impulse_dynamics", {"contacts": contacts})]:
+            rows.append([name, label, robot.function(function, **options).n_instructions(),
+                         "-", "-"])
+    return table(["model", "fn", "casdyn", "adam (body-fixed)", "casdyn / adam"], rows)
+
+
+def task_speed(urdfs: dict[str, str], rounds: int, calls: int) -> str:
+    rows = []
+    for name, urdf in urdfs.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", casdyn.ModelWarning)
+            results = native.run_task(name, urdf, TASK_CONTACTS[name], rounds, calls)
+        peer = {"A_G": "computeCentroidalMap", "contact": "constraintDynamics"}
+        for k, (ours, theirs, diff) in results.items():
+            rows.append([name, f"{k} vs {peer[k]}", f"{ours:.0f}", f"{theirs:.0f}",
+                         f"{ours / theirs:.2f}", f"{diff:.0e}"])
+    return table(["model", "fn", "casdyn C [ns]", "Pinocchio C++ [ns]", "ratio", "max |diff|"],
+                 rows)
+
+
 def machine() -> str:
     cpu = next((line.split(":", 1)[1].strip() for line in
                 Path("/proc/cpuinfo").read_text().splitlines() if "model name" in line),
@@ -293,6 +340,11 @@ def main() -> None:
          floating_graph_sizes(urdfs)),
         ("Floating base: compiled speed vs Pinocchio's C++ (JointModelFreeFlyer), one process",
          floating_speed(urdfs, rounds, calls)),
+        ("Task space and contacts: graph sizes (SX n_instructions) vs adam",
+         task_graph_sizes(urdfs)),
+        ("Task space and contacts: compiled speed vs Pinocchio's C++, one process (solo12: "
+         "four point feet; TALOS: two 6-D feet; states the contacts allow)",
+         task_speed(urdfs, rounds, calls)),
     ]
     text = ["# casdyn benchmark results", "", f"Machine: {machine()}", "",
             "Reproduce: `pip install \".[bench]\" && python benchmarks/run.py`. Every ratio "

@@ -26,9 +26,12 @@ CEILINGS = {
                "dID_nofext": 3141, "dFD_nofext": 5032},
 }
 # floating base (floating_base=True), with the bias force C qd + g ("h")
+FEET = [casdyn.Contact(f"{leg}_FOOT") for leg in ("FL", "FR", "HL", "HR")]  # solo12's
 FLOATING_CEILINGS = {
     "solo12": {"ID": 2120, "ID_nofext": 1423, "FD": 4243, "FD_nofext": 3546, "M": 1136,
-               "h": 1323, "dID_nofext": 11473, "dFD_nofext": 35690},
+               "h": 1323, "dID_nofext": 11473, "dFD_nofext": 35690,
+               # the task-space and contact functions (issue 11; adam: A_G 4,043, Jdot 583)
+               "A_G": 1734, "Jdot": 559, "contact_nofext": 7765, "impulse": 5836},
     "ur5e": {"ID": 1150, "ID_nofext": 688, "FD": 2266, "FD_nofext": 1804, "M": 684, "h": 642,
              "dID_nofext": 6913, "dFD_nofext": 15277},
 }
@@ -36,7 +39,11 @@ FUNCTIONS = {"ID": ("inverse_dynamics", {}), "ID_nofext": ("inverse_dynamics", {
              "FD": ("forward_dynamics", {}), "FD_nofext": ("forward_dynamics", {"fext": False}),
              "M": ("mass_matrix", {}), "h": ("bias_force", {}),
              "dID_nofext": ("inverse_dynamics_derivatives", {"fext": False}),
-             "dFD_nofext": ("forward_dynamics_derivatives", {"fext": False})}
+             "dFD_nofext": ("forward_dynamics_derivatives", {"fext": False}),
+             "A_G": ("centroidal_momentum_matrix", {}),
+             "Jdot": ("jacobian_time_derivative", {"body": "FL_FOOT"}),
+             "contact_nofext": ("contact_dynamics", {"contacts": FEET, "fext": False}),
+             "impulse": ("impulse_dynamics", {"contacts": FEET})}
 
 
 def test_every_shipped_robot_has_ceilings():

@@ -19,7 +19,20 @@ SPEC_SIGNATURES = {
     "get_transform": (["q"], ["T"]),
     "center_of_mass": (["q"], ["com", "com_jacobian"]),
     "external_force": (["wrench", "q"], ["fext"]),
+    # SPEC "Frames, momentum, energy and contacts": inputs named as the arguments
+    "frame_velocity": (["q", "qd"], ["velocity"]),
+    "frame_acceleration": (["q", "qd", "qdd"], ["acceleration"]),
+    "jacobian_time_derivative": (["q", "qd"], ["Jdot"]),
+    "centroidal_momentum_matrix": (["q"], ["A_G"]),
+    "centroidal_momentum": (["q", "qd"], ["h_G"]),
+    "centroidal_momentum_bias": (["q", "qd"], ["Adot_qd"]),
+    "kinetic_energy": (["q", "qd"], ["T"]),
+    "potential_energy": (["q"], ["V"]),
+    "contact_dynamics": (["q", "qd", "tau", "fext", "damping"], ["qdd", "forces"]),
+    "impulse_dynamics": (["q", "qd_minus", "restitution"], ["qd_plus", "impulses"]),
 }
+PER_BODY = ("geometric_jacobian", "get_transform", "external_force", "frame_velocity",
+            "frame_acceleration", "jacobian_time_derivative")
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +42,9 @@ def robot():
 
 @pytest.mark.parametrize("name", SPEC_SIGNATURES)
 def test_functions_have_the_spec_names(robot, name):
-    options = {"body": "tool0"} if name in ("geometric_jacobian", "get_transform",
-                                           "external_force") else {}
+    options = {"body": "tool0"} if name in PER_BODY else {}
+    if name in ("contact_dynamics", "impulse_dynamics"):
+        options = {"contacts": [casdyn.Contact("tool0", "6d")]}
     f = robot.function(name, **options)
     assert isinstance(f, ca.Function)
     assert (f.name_in(), f.name_out()) == SPEC_SIGNATURES[name]
