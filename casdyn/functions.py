@@ -13,7 +13,16 @@ from functools import cached_property
 import casadi as ca
 import numpy as np
 
-from . import arguments, centroidal, configuration, contacts, dynamics, kinematics, motion
+from . import (
+    arguments,
+    centroidal,
+    configuration,
+    contacts,
+    dynamics,
+    identification,
+    kinematics,
+    motion,
+)
 from .contacts import contact_list
 from .errors import InputError, ModelError, unknown_name
 from .grouping import grouped
@@ -25,9 +34,11 @@ from .spatial import SX
 
 # name -> (input names, output names, accepted options with their defaults)
 SIGNATURES: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, object]]] = {
-    "inverse_dynamics": (("q", "qd", "qdd", "fext"), ("tau",), {"fext": True}),
-    "forward_dynamics": (("q", "qd", "tau", "fext"), ("qdd",), {"fext": True}),
-    "mass_matrix": (("q",), ("M",), {}),
+    "inverse_dynamics": (("q", "qd", "qdd", "fext"), ("tau",), {"fext": True,
+                                                                "parameters": False}),
+    "forward_dynamics": (("q", "qd", "tau", "fext"), ("qdd",), {"fext": True,
+                                                                "parameters": False}),
+    "mass_matrix": (("q",), ("M",), {"parameters": False}),
     "velocity_product": (("q", "qd"), ("c",), {}),
     "gravity_torque": (("q",), ("g",), {}),
     "bias_force": (("q", "qd"), ("h",), {}),
@@ -55,6 +66,7 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, object]]
                          {"contacts": None, "fext": True}),
     "impulse_dynamics": (("q", "qd_minus", "restitution"), ("qd_plus", "impulses"),
                          {"contacts": None}),
+    "regressor": (("q", "qd", "qdd"), ("Y",), {}),
 }
 FUNCTION_NAMES = tuple(SIGNATURES)
 # outputs that are vectors: 1-D NumPy arrays in numeric results, whatever their length
@@ -196,8 +208,9 @@ def _resolve_options(model: Model, name: str, options: dict) -> dict:
         model.body_index(resolved["body"], allow_base=name != "external_force")
     if resolved.get("relative_to") is not None:
         model.body_index(resolved["relative_to"], allow_base=True)
-    if "fext" in accepted and not isinstance(resolved["fext"], bool):
-        raise InputError(f"option fext of {name!r} must be True or False")
+    for flag in ("fext", "parameters"):
+        if flag in accepted and not isinstance(resolved[flag], bool):
+            raise InputError(f"option {flag} of {name!r} must be True or False")
     if "dt" in accepted:
         resolved["dt"] = arguments.finite_number(resolved["dt"], f"option dt of {name!r}")
     if resolved.get("point") is not None:
@@ -232,9 +245,16 @@ def _build_function(model: Model, c_name: str, name: str, options: dict,
         "damping": SX.sym("damping"),
         "qd_minus": SX.sym("qd_minus", nv),
         "restitution": SX.sym("restitution"),
+        "pi": SX.sym("pi", 10 * len(model.joints)),
     }
     inputs = list(SIGNATURES[name][0])
-    outputs = _BUILDERS[name](model, symbols, options, stages)
+    if options.get("parameters"):
+        # the same algorithm on the model whose inertias are the input pi (link frames)
+        inputs.append("pi")
+        build = _PARAMETRIC[name]
+        outputs = build(identification.parametric(model, symbols["pi"]), symbols, stages)
+    else:
+        outputs = _BUILDERS[name](model, symbols, options, stages)
     return _sx_function(model, c_name, name, [symbols[i] for i in inputs], outputs, inputs,
                         list(SIGNATURES[name][1]))
 
@@ -453,6 +473,26 @@ def _difference(model: Model, s: dict, options: dict, stages: _Stages) -> list[S
     return [configuration.difference(model, s["q0"], s["q1"])]
 
 
+def _regressor(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
+    """``Y = d tau / d pi`` of the parametric inverse dynamics (no external force): exact,
+    as tau is linear in pi, and free of pi."""
+    pi = SX.sym("pi", 10 * len(model.joints))
+    tau = dynamics.rnea(identification.parametric(model, pi), s["q"], s["qd"], s["qdd"])
+    return [ca.jacobian(tau, pi)]
+
+
+# the parametric variants (option parameters=True): the algorithms on a model whose
+# inertias are SX expressions of pi; no grouping (it would need numbers)
+_PARAMETRIC = {
+    "inverse_dynamics": lambda m, s, stages: [
+        dynamics.rnea(m, s["q"], s["qd"], s["qdd"])
+        - dynamics.external_torque(m, s["q"], s["fext"])],
+    "forward_dynamics": lambda m, s, stages: [dynamics.forward_dynamics(
+        m, s["q"], s["qd"], s["tau"] + dynamics.external_torque(m, s["q"], s["fext"]))],
+    "mass_matrix": lambda m, s, stages: [dynamics.crba(m, s["q"])],
+}
+
+
 _BUILDERS = {
     "inverse_dynamics": _inverse_dynamics,
     "forward_dynamics": _forward_dynamics,
@@ -485,4 +525,5 @@ _BUILDERS = {
         centroidal.potential_energy(model, s["q"])],
     "contact_dynamics": _contact_dynamics,
     "impulse_dynamics": _impulse_dynamics,
+    "regressor": _regressor,
 }

@@ -65,3 +65,39 @@ class Inertia:
             self.first_moment - other.first_moment,
             self.rotational - other.rotational,
         )
+
+
+# Pinocchio's order of the ten inertial parameters (``Inertia::toDynamicParameters``)
+PARAMETER_NAMES = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
+_UPPER = ((0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2))  # Ixx Ixy Iyy Ixz Iyz Izz
+
+
+def to_parameters(inertia: Inertia) -> np.ndarray:
+    """``[m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (10,), rotational inertia about the origin."""
+    I = inertia.rotational  # noqa: E741
+    return np.r_[inertia.mass, inertia.first_moment, [I[r, c] for r, c in _UPPER]]
+
+
+def parameter_map(rotation: np.ndarray, translation: np.ndarray) -> np.ndarray:
+    """The 10 x 10 matrix that takes a body's parameters in a frame B to those in a frame A
+    where B has pose ``(rotation, translation)``. Linear in the parameters, also for a
+    massless part: ``h' = R h + m p``, ``I' = R I R^T - [p][R h] - [R h][p] - m [p][p]``
+    (``[x]`` the cross-product matrix; the last term is the parallel-axis shift)."""
+    R, p = np.asarray(rotation, dtype=float), np.asarray(translation, dtype=float)
+    P = _skew(p)
+    columns = []
+    for k in range(10):
+        unit = np.zeros(10)
+        unit[k] = 1.0
+        m, h = unit[0], unit[1:4]
+        I = np.zeros((3, 3))  # noqa: E741
+        for value, (r, c) in zip(unit[4:], _UPPER, strict=True):
+            I[r, c] = I[c, r] = value
+        Rh = R @ h
+        moved = R @ I @ R.T - P @ _skew(Rh) - _skew(Rh) @ P - m * P @ P
+        columns.append(np.r_[m, Rh + m * p, [moved[r, c] for r, c in _UPPER]])
+    return np.array(columns).T
+
+
+def _skew(x: np.ndarray) -> np.ndarray:
+    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])

@@ -46,6 +46,8 @@ def function_name(name: str, options: dict) -> str:
     parts = [name]
     if options.get("fext") is False:
         parts.append("nofext")
+    if options.get("parameters"):
+        parts.append("parametric")
     frames = [str(options[key]) for key in ("body", "relative_to")
               if options.get(key) is not None]
     readable = [identifier(frame, "f") for frame in frames]

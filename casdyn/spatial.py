@@ -114,6 +114,11 @@ class BodyInertia:
         """The force ``[n; f]`` (about the frame origin, frame axes) that gives the body
         ``motion``: ``f = m a_o + U h``, ``n = I alpha + w x I w + h x a_o``."""
         body, w, alpha = self.inertia, motion.w, motion.alpha
+        if isinstance(body.mass, SX):  # symbolic parameters: the general form at the origin
+            h, I = body.first_moment, body.rotational  # noqa: E741
+            angular = ca.mtimes(I, alpha) + ca.cross(w, ca.mtimes(I, w))
+            return ca.vertcat(angular + ca.cross(h, motion.origin),
+                              body.mass * motion.origin + ca.mtimes(motion.U, h))
         if body.mass > 0:
             c, Ic = SX(body.com.reshape(3, 1)), body.about_com
             linear = body.mass * motion.point(c)
@@ -128,6 +133,10 @@ class BodyInertia:
         for ``alpha = 0`` and origin acceleration ``w x u``, with ``U h = w x (w x h)``
         formed as cross products (cheaper here than through ``U``)."""
         body, w, u = self.inertia, v[:3], v[3:]
+        if isinstance(body.mass, SX):  # symbolic parameters
+            h, I, wu = body.first_moment, body.rotational, ca.cross(w, u)  # noqa: E741
+            return ca.vertcat(ca.cross(w, ca.mtimes(I, w)) + ca.cross(h, wu),
+                              body.mass * wu + ca.cross(w, ca.cross(w, h)))
         if body.mass > 0:
             c = SX(body.com.reshape(3, 1))
             linear = body.mass * ca.cross(w, u + ca.cross(w, c))  # m (w x u + U c)

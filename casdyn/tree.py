@@ -10,11 +10,12 @@ import os
 import pickle
 import threading
 from collections import OrderedDict
+from functools import cached_property
 
 import casadi as ca
 import numpy as np
 
-from . import arguments, configuration, export
+from . import arguments, configuration, export, identification
 from .contacts import contact_list
 from .errors import InputError
 from .evaluator import NumericEvaluator
@@ -64,6 +65,7 @@ class RigidBodyTree:
         self._home = _frozen(self.home_configuration())
         self._zeros = _frozen(np.zeros(model.nv))
         self._no_force = _frozen(np.zeros((len(model.bodies), 6)))
+        self._pi = _frozen(identification.inertial_parameters(model))
 
     def __getstate__(self) -> dict:
         return {"model": self._model}  # Functions are rebuilt on demand after unpickling
@@ -248,6 +250,46 @@ class RigidBodyTree:
         """``6 x nv`` Jacobian of ``body``'s frame origin (or of ``point``, 3, in its frame):
         ``[w; v] = J qd``, base frame."""
         return self._call("geometric_jacobian", {"body": body, "point": _point(point)}, q=q)
+
+    # --- identification -----------------------------------------------------------------------
+    def inertial_parameters(self) -> np.ndarray:
+        """``pi`` (10 per joint that moves a body, in ``model.joints`` order: ``joint_names``,
+        with mimic joints at their place in the URDF): each joint's body (its child link and
+        the links fixed to it) in the child link's frame, as Pinocchio's
+        ``dynamicParameters``: ``[m, m cx, m cy, m cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``,
+        inertia about the link origin."""
+        return self._pi.copy()
+
+    def regressor(self, q=None, qd=None, qdd=None):
+        """``Y`` (nv, len(pi)): ``Y @ inertial_parameters() == inverse_dynamics(q, qd, qdd)``
+        for any parameters (no external force); Pinocchio's ``computeJointTorqueRegressor``."""
+        return self._call("regressor", q=q, qd=qd, qdd=qdd)
+
+    def base_parameters(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(P, beta)``: the ``nb x len(pi)`` map to the identifiable combinations
+        ``beta = P @ pi``, full rank, with ``Y = base_regressor(...) @ P`` exactly.
+
+        Found numerically: regressors at 50 random states (seeded, within the limits),
+        stacked, then a QR with column pivoting keeps the columns that add more than
+        ``casdyn.identification.BASE_TOLERANCE`` (1e-8) of the largest column norm; every
+        other column is a fixed combination of the kept ones."""
+        P = self._base[1]
+        return P.copy(), P @ self._pi
+
+    def base_regressor(self, q=None, qd=None, qdd=None):
+        """``Y_b`` (nv, nb): the columns of :meth:`regressor` that :meth:`base_parameters`
+        keeps, so that ``Y_b @ beta == inverse_dynamics(q, qd, qdd)``."""
+        independent, _ = self._base
+        return self.regressor(q, qd, qdd)[..., independent]
+
+    @cached_property
+    def _base(self) -> tuple[np.ndarray, np.ndarray]:
+        rng = np.random.default_rng(0)
+        Q = np.array([self.random_configuration(rng) for _ in range(50)])
+        Qd, Qdd = rng.normal(size=(2, 50, self.nv))
+        samples = self.regressor(Q, Qd, Qdd).reshape(50 * self.nv, -1)
+        independent, K = identification.base_columns(samples)
+        return independent, identification.base_map(samples.shape[1], independent, K)
 
     # --- task space ---------------------------------------------------------------------------
     def frame_velocity(self, q, qd, body: str, point=None):
@@ -557,7 +599,7 @@ class RigidBodyTree:
         if name == "fext":
             return arguments.matrix(value, "fext", (self.n_bodies, 6))
         size = {"q": self.nq, "q0": self.nq, "q1": self.nq, "wrench": 6, "damping": 1,
-                "restitution": 1}.get(name, self.nv)
+                "restitution": 1, "pi": len(self._pi)}.get(name, self.nv)
         return arguments.vector(value, name, size)
 
     def _default(self, name: str):
@@ -565,6 +607,8 @@ class RigidBodyTree:
             return self._home
         if name in ("damping", "restitution"):
             return _ZERO
+        if name == "pi":
+            return self._pi
         return self._no_force if name == "fext" else self._zeros
 
 

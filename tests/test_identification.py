@@ -1,0 +1,146 @@
+"""Identification (SPEC "Identification"): inertial parameters and the joint-torque regressor
+against Pinocchio's ``dynamicParameters`` and ``computeJointTorqueRegressor``, parametric
+dynamics against Pinocchio's with other inertias, and base parameters that are identifiable
+and complete."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from conftest import assert_close, random_state
+from pinocchio_reference import Reference
+from random_trees import random_urdf
+from test_corpus import ROOT
+
+import casdyn
+
+CASES = ([("shipped", name, fb) for name in casdyn.robot_names() for fb in (False, True)]
+         + [("random", seed, fb) for seed in range(4) for fb in (False, True)]
+         + [("corpus", "panda_description/urdf/panda.urdf", False)])  # a mimic finger
+SINGULAR = ("torso_two_arms", "planar_2link")  # M singular on a floating base (FD refused)
+
+
+def _case_id(case) -> str:
+    kind, key, floating = case
+    return f"{kind}-{key}-{'floating' if floating else 'fixed'}"
+
+
+@pytest.fixture(params=CASES, ids=_case_id, scope="module")
+def loaded(request):
+    kind, key, floating_base = request.param
+    text = {"shipped": casdyn.robot_urdf, "corpus": lambda path: (ROOT / path).read_text(),
+            "random": lambda seed: random_urdf(seed, n_links=4 + 2 * seed, multi_dof=True)
+            }[kind](key)
+    robot = casdyn.load_urdf(text, floating_base=floating_base)
+    reference = Reference(text, robot.joint_names, robot.body_names,
+                          floating_base=floating_base, mimic_joints=robot.mimic_joints)
+    return robot, reference, request.param
+
+
+def _pinocchio_blocks(robot, reference) -> list[int]:
+    """Pinocchio's joint id of each of casdyn's parameter blocks (``model.joints``)."""
+    return [reference.model.getJointId("root_joint" if robot.floating_base and i == 0
+                                       else joint.name)
+            for i, joint in enumerate(robot.model.joints)]
+
+
+def _columns(reference, blocks) -> list[int]:
+    return [10 * (j - 1) + k for j in blocks for k in range(10)]
+
+
+def test_inertial_parameters_are_pinocchios_dynamic_parameters(loaded):
+    robot, reference, _ = loaded
+    expected = np.concatenate([reference.model.inertias[j].toDynamicParameters()
+                               for j in _pinocchio_blocks(robot, reference)])
+    assert_close(robot.inertial_parameters(), expected)
+
+
+def test_the_regressor_is_pinocchios_and_reproduces_inverse_dynamics(loaded):
+    robot, reference, _ = loaded
+    q, qd, qdd, _ = random_state(robot, 21)
+    Y = robot.regressor(q, qd, qdd)
+    assert Y.shape == (robot.nv, 10 * len(robot.model.joints))
+    assert_close(Y @ robot.inertial_parameters(), robot.inverse_dynamics(q, qd, qdd))
+    if reference.mimic:  # Pinocchio 4.1's regressor refuses mimic joints; Y pi == ID above
+        return
+    Y_pin = pin.computeJointTorqueRegressor(reference.model, reference.data, reference.q(q),
+                                            reference.v(qd), reference.v(qdd))
+    columns = _columns(reference, _pinocchio_blocks(robot, reference))
+    assert_close(Y, reference.from_v(Y_pin[:, columns]))
+
+
+def test_parametric_functions_take_any_parameters(loaded):
+    """At ``inertial_parameters()`` the parametric Functions equal the plain ones; at other
+    (physical) parameters they equal Pinocchio's dynamics with those inertias."""
+    robot, reference, (kind, key, floating_base) = loaded
+    q, qd, x, fext = random_state(robot, 22)
+    pi = robot.inertial_parameters()
+    ID = robot.function("inverse_dynamics", parameters=True)
+    M = robot.function("mass_matrix", parameters=True)
+    assert ID.name_in() == ["q", "qd", "qdd", "fext", "pi"]
+    assert_close(np.array(ID(q, qd, x, fext, pi)).ravel(), robot.inverse_dynamics(q, qd, x, fext))
+    assert_close(np.array(M(q, pi)), robot.mass_matrix(q))
+    # other bodies: each scaled and shifted, kept physical
+    rng = np.random.default_rng(23)
+    blocks = _pinocchio_blocks(robot, reference)
+    other = []
+    for j in blocks:
+        inertia = reference.model.inertias[j]
+        moved = pin.Inertia(inertia.mass * rng.uniform(0.5, 2.0) + 0.1,
+                            inertia.lever + rng.normal(scale=0.05, size=3),
+                            inertia.inertia * rng.uniform(0.5, 2.0) + 0.01 * np.eye(3))
+        reference.model.inertias[j] = moved
+        other.append(moved.toDynamicParameters())
+    try:
+        other = np.concatenate(other)
+        reference.data = reference.model.createData()
+        assert_close(np.array(ID(q, qd, x, fext, other)).ravel(),
+                     reference.inverse_dynamics(q, qd, x, fext))
+        assert_close(np.array(M(q, other)), reference.mass_matrix(q))
+        if not (floating_base and kind == "shipped" and key in SINGULAR):
+            FD = robot.function("forward_dynamics", parameters=True)
+            assert_close(np.array(FD(q, qd, x, fext, other)).ravel(),
+                         reference.forward_dynamics(q, qd, x, fext))
+    finally:
+        for j, value in zip(blocks, np.split(robot.inertial_parameters(), len(blocks)),
+                            strict=True):
+            reference.model.inertias[j] = pin.Inertia.FromDynamicParameters(value)
+        reference.data = reference.model.createData()
+
+
+def test_base_parameters_are_identifiable_and_complete(loaded):
+    """``Y = Y_b P`` at fresh states, and the base regressor's rank is the numerical rank of
+    regressors stacked at 50 random states (a seed of its own)."""
+    robot, _, _ = loaded
+    P, beta = robot.base_parameters()
+    assert P.shape == (len(beta), len(robot.inertial_parameters()))
+    assert_close(beta, P @ robot.inertial_parameters())
+    rng = np.random.default_rng(24)
+    stacked, stacked_base = [], []
+    for _ in range(50):
+        q, qd, qdd, _ = random_state(robot, int(rng.integers(1 << 30)))
+        Y, Y_b = robot.regressor(q, qd, qdd), robot.base_regressor(q, qd, qdd)
+        assert_close(Y_b @ P, Y)
+        assert_close(Y_b @ beta, robot.inverse_dynamics(q, qd, qdd))
+        stacked.append(Y)
+        stacked_base.append(Y_b)
+    W, W_b = np.vstack(stacked), np.vstack(stacked_base)
+    singular = np.linalg.svd(W, compute_uv=False)
+    rank = int(np.sum(singular > 1e-8 * singular[0])) if singular.size else 0
+    assert len(beta) == rank == np.linalg.matrix_rank(W_b)
+
+
+def test_the_number_of_base_parameters_is_the_rank_of_pinocchios_regressors():
+    """An independent count for the UR5e: the rank of Pinocchio's regressors stacked at 40
+    random states."""
+    robot = casdyn.load_robot("ur5e")
+    reference = Reference(casdyn.robot_urdf("ur5e"), robot.joint_names, robot.body_names)
+    rng = np.random.default_rng(25)
+    rows = []
+    for _ in range(40):
+        q, qd, qdd, _ = random_state(robot, int(rng.integers(1 << 30)))
+        rows.append(pin.computeJointTorqueRegressor(
+            reference.model, reference.data, reference.q(q), reference.v(qd),
+            reference.v(qdd)).copy())
+    assert np.linalg.matrix_rank(np.vstack(rows), tol=1e-8) == len(robot.base_parameters()[1])
