@@ -38,18 +38,29 @@ __all__ = [
 
 
 def load_urdf(source: str | os.PathLike, *, gravity=(0.0, 0.0, -9.81),
-              floating_base: bool = False) -> RigidBodyTree:
+              floating_base: bool = False, joint_friction: bool = False,
+              armature: dict | None = None, friction_smoothing: float = 1e-3) -> RigidBodyTree:
     """Load a robot from a URDF file path or a string holding URDF XML.
 
     ``gravity`` is the gravitational acceleration in the base frame: the root link's on a
     fixed base, the world's with ``floating_base=True``, where a free joint
     ``floating_base`` joins the world to the root link (see :class:`RigidBodyTree`).
+    ``joint_friction=True`` adds the joints' ``<dynamics damping="d" friction="c">`` to
+    every dynamics function as ``tau += d qd + c tanh(qd / friction_smoothing)``;
+    ``armature`` (joint name -> rotor inertia, kg m^2 or kg) adds to ``M``'s diagonal.
     """
     floating_base = arguments.flag(floating_base, "floating_base")
-    return RigidBodyTree(build_model(read_urdf(source), gravity, floating_base))
+    joint_friction = arguments.flag(joint_friction, "joint_friction")
+    if armature is not None and not isinstance(armature, dict):
+        raise InputError(f"armature must be a dict of joint name -> value, got {armature!r}")
+    return RigidBodyTree(build_model(read_urdf(source), gravity, floating_base, joint_friction,
+                                     armature, friction_smoothing))
 
 
-def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81),
-               floating_base: bool = False) -> RigidBodyTree:
+def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81), floating_base: bool = False,
+               joint_friction: bool = False, armature: dict | None = None,
+               friction_smoothing: float = 1e-3) -> RigidBodyTree:
     """Load a robot shipped with casdyn; :func:`robot_names` lists them."""
-    return load_urdf(robot_urdf(name), gravity=gravity, floating_base=floating_base)
+    return load_urdf(robot_urdf(name), gravity=gravity, floating_base=floating_base,
+                     joint_friction=joint_friction, armature=armature,
+                     friction_smoothing=friction_smoothing)

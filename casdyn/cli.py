@@ -14,10 +14,11 @@ from .joints import JOINT_TYPES
 from .tree import RigidBodyTree
 
 
-def _load(source: str, floating_base: bool = False) -> RigidBodyTree:
+def _load(source: str, floating_base: bool = False, joint_friction: bool = False
+          ) -> RigidBodyTree:
     """A shipped robot name, or a path to a URDF file."""
     if source in robot_names():
-        return load_robot(source, floating_base=floating_base)
+        return load_robot(source, floating_base=floating_base, joint_friction=joint_friction)
     try:
         is_file = Path(source).is_file()
     except (OSError, ValueError):  # e.g. a name too long for the file system
@@ -28,7 +29,7 @@ def _load(source: str, floating_base: bool = False) -> RigidBodyTree:
             f"{shown!r} is neither a shipped robot nor a URDF file; "
             f"{suggest(source, robot_names())}"
         )
-    return load_urdf(source, floating_base=floating_base)
+    return load_urdf(source, floating_base=floating_base, joint_friction=joint_friction)
 
 
 def info(robot: RigidBodyTree) -> str:
@@ -42,16 +43,28 @@ def info(robot: RigidBodyTree) -> str:
         "",
         f"{'joint':<28} {'type':<11} {'q':>5} {'lower':>10} {'upper':>10}",
     ]
-    for joint in robot.model.coordinate_joints:
+    model = robot.model
+    terms = model.joint_friction or any(joint.armature for joint in model.joints)
+    if terms:
+        lines[-1] += f" {'damping':>9} {'friction':>9} {'armature':>9}"
+    for joint in model.coordinate_joints:
         kind = "continuous" if joint.continuous else joint.kind
         nq = JOINT_TYPES[joint.kind].nq
         index = f"{joint.idx_q}" if nq == 1 else f"{joint.idx_q}:{joint.idx_q + nq}"
         lo, hi = lower[joint.idx_q], upper[joint.idx_q]
         limits = f"{lo:>10.4g} {hi:>10.4g}" if nq == 1 else f"{'':>10} {'':>10}"
-        lines.append(f"{joint.name:<28} {kind:<11} {index:>5} {limits}")
+        extra = (f" {joint.damping:>9.4g} {joint.friction:>9.4g} {joint.armature:>9.4g}"
+                 if terms else "")
+        lines.append(f"{joint.name:<28} {kind:<11} {index:>5} {limits}{extra}")
     for name, leader, multiplier, offset in robot.mimic_joints:
         lines.append(f"{name:<28} {'mimic':<11} {'':>5} q = {multiplier:.4g} * {leader} "
                      f"+ {offset:.4g}")
+    if model.joint_friction:
+        lines.append(f"joint friction on: tau += damping qd + friction tanh(qd / "
+                     f"{model.friction_smoothing:g})")
+    elif any(spec.damping or spec.friction for spec in model.description.joints):
+        lines.append("the URDF gives <dynamics damping friction>; not used "
+                     "(--joint-friction, or load_urdf(..., joint_friction=True))")
     lines += ["", f"{'body':<28} {'mass [kg]':>10}  moved by"]
     for body in robot.model.bodies:
         mover = robot.model.joints[body.joint].name if body.joint >= 0 else "(fixed to the base)"
@@ -98,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     floating = {"action": "store_true",
                 "help": "free root link: a 6-dof joint 'floating_base' from the world"}
     p_info.add_argument("--floating-base", **floating)
+    friction = {"action": "store_true",
+                "help": "the joints' <dynamics damping friction> act in every dynamics function"}
+    p_info.add_argument("--joint-friction", **friction)
     p_export = commands.add_parser(
         "export", help="generate C for a robot's functions, compile it and check it loads"
     )
@@ -112,14 +128,15 @@ def main(argv: list[str] | None = None) -> int:
     p_export.add_argument("--prefix", help="prefix of the C symbols (default: the robot name)")
     p_export.add_argument("--no-compile", action="store_true", help="write the C source only")
     p_export.add_argument("--floating-base", **floating)
+    p_export.add_argument("--joint-friction", **friction)
     p_demo = commands.add_parser("demo", help="the main demo: dynamics of a shipped robot")
     p_demo.add_argument("robot", nargs="?", default="ur5e", help="a shipped robot (default ur5e)")
     args = parser.parse_args(argv)
     try:
         if args.command == "info":
-            print(info(_load(args.robot, args.floating_base)))
+            print(info(_load(args.robot, args.floating_base, args.joint_friction)))
         elif args.command == "export":
-            robot = _load(args.robot, args.floating_base)
+            robot = _load(args.robot, args.floating_base, args.joint_friction)
             functions = [_parse_function(f) for f in args.functions] if args.functions else None
             exported = robot.export_c(args.out, functions, compile=not args.no_compile,
                                       prefix=args.prefix)

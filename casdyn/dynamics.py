@@ -46,7 +46,10 @@ def rnea(model: Model, q: SX, qd: SX, qdd: SX, base_acceleration: SX | None = No
     tau = SX.zeros(model.nv, 1)
     for i in reversed(model.order):
         joint, X = model.joints[i], states[i]
-        X.put(tau, X.project(f[i]))
+        torque = X.project(f[i])
+        if present(joint.armature):  # a rotor's inertia, on the joint's own rate
+            torque = torque + joint.armature * X.rates(qdd)
+        X.put(tau, torque)
         if joint.parent >= 0:
             f[joint.parent] = f[joint.parent] + X.force_to_parent(f[i])
     return tau
@@ -108,7 +111,8 @@ def aba(model: Model, q: SX, qd: SX, tau: SX) -> SX:
     articulation: list = [None] * n
     for i in reversed(model.order):
         X, parent = states[i], model.joints[i].parent
-        articulation[i] = X.type.articulate(IA[i], tau[X.v] - X.project(pA[i]))
+        articulation[i] = X.type.articulate(IA[i], tau[X.v] - X.project(pA[i]),
+                                            model.joints[i].armature)
         if parent >= 0:
             Ia, pa = articulation[i].handed_on(IA[i], pA[i], c[i])
             IA[parent] = IA[parent] + X.articulated_to_parent(Ia)
@@ -189,7 +193,32 @@ def crba(model: Model, q: SX) -> SX:
                     put(j, column, states[j].project(F), k_i * (states[j].multiplier or 1.0),
                         True)
                     child = j
+    for i, joint in enumerate(model.joints):
+        if present(joint.armature):
+            M[states[i].v, states[i].v] = M[states[i].v, states[i].v] + joint.armature
     return M
+
+
+def present(value) -> bool:
+    """Whether a joint-space coefficient (armature, damping, friction) adds anything: a
+    symbol always, a number if it is not zero (so that absent terms cost nothing)."""
+    return isinstance(value, SX) or value != 0
+
+
+def friction_torque(model: Model, q: SX, qd: SX) -> SX:
+    """``d qd + c tanh(qd / friction_smoothing)`` (nv x 1) of the joints' viscous (``d``) and
+    Coulomb (``c``) friction, where the model has joint friction; a mimic joint's on its own
+    rate, handed to its leader times its multiplier. Zero without."""
+    tau = SX.zeros(model.nv, 1)
+    if not model.joint_friction:
+        return tau
+    states = joint_states(model, q)
+    for joint, state in zip(model.joints, states, strict=True):
+        if state.type.nv == 1 and (present(joint.damping) or present(joint.friction)):
+            rate = state.rates(qd)
+            state.put(tau, joint.damping * rate
+                      + joint.friction * ca.tanh(rate / model.friction_smoothing))
+    return tau
 
 
 def crba_in_base_frame(model: Model) -> bool:

@@ -245,7 +245,7 @@ def _build_function(model: Model, c_name: str, name: str, options: dict,
         "damping": SX.sym("damping"),
         "qd_minus": SX.sym("qd_minus", nv),
         "restitution": SX.sym("restitution"),
-        "pi": SX.sym("pi", 10 * len(model.joints)),
+        "pi": SX.sym("pi", identification.parameter_count(model)),
     }
     inputs = list(SIGNATURES[name][0])
     if options.get("parameters"):
@@ -299,7 +299,8 @@ def _sx_function(model: Model, c_name: str, name: str, inputs: list, outputs: li
 
 def _inverse_dynamics(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     tau = stages.rnea(s["q"], s["qd"], s["qdd"], dynamics.gravity_acceleration(model))
-    return [tau - dynamics.external_torque(model, s["q"], s["fext"])]
+    return [tau + dynamics.friction_torque(model, s["q"], s["qd"])
+            - dynamics.external_torque(model, s["q"], s["fext"])]
 
 
 def _require_regular_mass_matrix(model: Model, stages: _Stages, what: str) -> None:
@@ -315,7 +316,8 @@ def _require_regular_mass_matrix(model: Model, stages: _Stages, what: str) -> No
 
 def _forward_dynamics(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     _require_regular_mass_matrix(model, stages, "forward dynamics")
-    tau = s["tau"] + dynamics.external_torque(model, s["q"], s["fext"])
+    tau = (s["tau"] + dynamics.external_torque(model, s["q"], s["fext"])
+           - dynamics.friction_torque(model, s["q"], s["qd"]))
     return [dynamics.forward_dynamics(stages.grouped, s["q"], s["qd"], tau)]
 
 
@@ -395,7 +397,8 @@ def _gravity_torque(model: Model, s: dict, options: dict, stages: _Stages) -> li
 
 def _bias_force(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     zero = SX.zeros(model.nv, 1)
-    return [stages.rnea(s["q"], s["qd"], zero, dynamics.gravity_acceleration(model))]
+    return [stages.rnea(s["q"], s["qd"], zero, dynamics.gravity_acceleration(model))
+            + dynamics.friction_torque(model, s["q"], s["qd"])]
 
 
 def _geometric_jacobian(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
@@ -435,7 +438,8 @@ def _contact_system(model: Model, s: dict, qd: SX, options: dict, stages: _Stage
 def _contact_dynamics(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     system = _contact_system(model, s, s["qd"], options, stages, "contact dynamics")
     h = stages.rnea(s["q"], s["qd"], SX.zeros(model.nv, 1), dynamics.gravity_acceleration(model))
-    r = s["tau"] + dynamics.external_torque(model, s["q"], s["fext"]) - h
+    r = (s["tau"] + dynamics.external_torque(model, s["q"], s["fext"]) - h
+         - dynamics.friction_torque(model, s["q"], s["qd"]))
     qdd, forces = contacts.contact_dynamics(system, r, s["qd"], s["damping"])
     return [qdd, system.per_contact(forces)]
 
@@ -476,8 +480,10 @@ def _difference(model: Model, s: dict, options: dict, stages: _Stages) -> list[S
 def _regressor(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     """``Y = d tau / d pi`` of the parametric inverse dynamics (no external force): exact,
     as tau is linear in pi, and free of pi."""
-    pi = SX.sym("pi", 10 * len(model.joints))
-    tau = dynamics.rnea(identification.parametric(model, pi), s["q"], s["qd"], s["qdd"])
+    pi = SX.sym("pi", identification.parameter_count(model))
+    parametric = identification.parametric(model, pi)
+    tau = (dynamics.rnea(parametric, s["q"], s["qd"], s["qdd"])
+           + dynamics.friction_torque(parametric, s["q"], s["qd"]))
     return [ca.jacobian(tau, pi)]
 
 
@@ -485,10 +491,11 @@ def _regressor(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX
 # inertias are SX expressions of pi; no grouping (it would need numbers)
 _PARAMETRIC = {
     "inverse_dynamics": lambda m, s, stages: [
-        dynamics.rnea(m, s["q"], s["qd"], s["qdd"])
+        dynamics.rnea(m, s["q"], s["qd"], s["qdd"]) + dynamics.friction_torque(m, s["q"], s["qd"])
         - dynamics.external_torque(m, s["q"], s["fext"])],
     "forward_dynamics": lambda m, s, stages: [dynamics.forward_dynamics(
-        m, s["q"], s["qd"], s["tau"] + dynamics.external_torque(m, s["q"], s["fext"]))],
+        m, s["q"], s["qd"], s["tau"] + dynamics.external_torque(m, s["q"], s["fext"])
+        - dynamics.friction_torque(m, s["q"], s["qd"]))],
     "mass_matrix": lambda m, s, stages: [dynamics.crba(m, s["q"])],
 }
 

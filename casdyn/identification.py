@@ -17,6 +17,7 @@ import casadi as ca
 import numpy as np
 
 from .inertia import Inertia, parameter_map, to_parameters
+from .joints import JOINT_TYPES
 from .model import Model
 from .spatial import SX
 
@@ -45,7 +46,25 @@ def inertial_parameters(model: Model) -> np.ndarray:
     for joint, (R, p) in zip(model.joints, child_poses(model), strict=True):
         to_link = parameter_map(R.T, -R.T @ p)  # the joint frame's pose in the link frame
         blocks.append(to_link @ to_parameters(joint.inertia))
-    return np.concatenate(blocks) if blocks else np.zeros(0)
+    blocks.append(np.array([getattr(model.joints[i], name) for i, name in joint_terms(model)]))
+    return np.concatenate(blocks)
+
+
+def joint_terms(model: Model) -> list[tuple[int, str]]:
+    """The parameters after the inertial ones, as ``(joint index, field)``: with joint
+    friction, ``damping`` and ``friction`` of every 1-dof joint (``model.joints`` order);
+    with an armature given, ``armature`` of every 1-dof joint with a coordinate."""
+    one_dof = [i for i, joint in enumerate(model.joints) if JOINT_TYPES[joint.kind].nv == 1]
+    terms = [(i, name) for i in one_dof for name in ("damping", "friction")] \
+        if model.joint_friction else []
+    if any(joint.armature for joint in model.joints):
+        terms += [(i, "armature") for i in one_dof if model.joints[i].mimic is None]
+    return terms
+
+
+def parameter_count(model: Model) -> int:
+    """``len(pi)``: ten per joint, then the joint terms (:func:`joint_terms`)."""
+    return 10 * len(model.joints) + len(joint_terms(model))
 
 
 def symbolic_inertia(block: SX) -> Inertia:
@@ -58,13 +77,15 @@ def symbolic_inertia(block: SX) -> Inertia:
 
 
 def parametric(model: Model, pi: SX) -> Model:
-    """``model`` with every joint's inertia given by the parameters ``pi`` (link frames) as
-    SX expressions: the algorithms run on it unchanged and return expressions linear in
-    ``pi``."""
+    """``model`` with every joint's inertia (and friction, armature) given by the parameters
+    ``pi`` (link frames) as SX expressions: the algorithms run on it unchanged and return
+    expressions linear in ``pi``."""
     joints = []
     for k, (joint, (R, p)) in enumerate(zip(model.joints, child_poses(model), strict=True)):
         block = ca.mtimes(SX(parameter_map(R, p)), pi[10 * k : 10 * k + 10])
         joints.append(replace(joint, inertia=symbolic_inertia(block)))
+    for k, (i, name) in enumerate(joint_terms(model)):
+        joints[i] = replace(joints[i], **{name: pi[10 * len(joints) + k]})
     return replace(model, joints=tuple(joints))
 
 

@@ -167,10 +167,11 @@ class JointType:
         return ca.horzcat(*angular), ca.horzcat(*linear)
 
     # --- articulated-body algorithm -----------------------------------------------------------
-    def articulate(self, IA: SX, u: SX) -> Articulation:
+    def articulate(self, IA: SX, u: SX, armature=0.0) -> Articulation:
         """The joint's step of ABA (RBDA table 7.1) for the articulated inertia ``IA`` of its
         body and ``u = tau - S^T pA``: ``U = IA S``, ``D = S^T U``, solved by an LDL^T
-        factorisation (``D`` is symmetric positive definite)."""
+        factorisation (``D`` is symmetric positive definite). A rotor inertia ``armature``
+        (1-dof joints) adds to ``D``."""
         U = self.column(IA)
         return Articulation(U, self.project(U), u)
 
@@ -220,9 +221,9 @@ class OneDof(JointType):
 
     axial = True
 
-    def articulate(self, IA: SX, u: SX) -> Articulation:
+    def articulate(self, IA: SX, u: SX, armature=0.0) -> Articulation:
         k = self.rows[0]
-        return ScalarArticulation(IA[:, k], u, k)
+        return ScalarArticulation(IA[:, k], u, k, armature)
 
     def limits(self, joint: Joint) -> tuple[np.ndarray, np.ndarray]:
         return np.array([joint.lower]), np.array([joint.upper])
@@ -351,7 +352,7 @@ class Free(JointType):
     def motion(self, joint: Joint, q: SX) -> Transform:
         return Transform(lie.rotation_matrix(q[3:]), q[:3])
 
-    def articulate(self, IA: SX, u: SX) -> Articulation:
+    def articulate(self, IA: SX, u: SX, armature=0.0) -> Articulation:
         return FreeArticulation(IA, u)
 
     def neutral(self, joint: Joint) -> np.ndarray:
@@ -414,18 +415,24 @@ class Articulation:
 
 class ScalarArticulation(Articulation):
     """One dof along row ``k``: ``D = U[k]`` is a number and ``Ia`` has row and column k
-    exactly zero."""
+    exactly zero; with a rotor inertia ``armature``, ``D = U[k] + armature`` and they are
+    not."""
 
-    def __init__(self, U: SX, u: SX, k: int):
+    def __init__(self, U: SX, u: SX, k: int, armature=0.0):
         self.U, self.u, self.k = U, u, k
+        self.armature = armature if isinstance(armature, SX) or armature != 0 else None
+        self.D = U[k] if self.armature is None else U[k] + armature
 
     def handed_on(self, IA: SX, pA: SX, c: SX) -> tuple[SX, SX]:
-        Ud = self.U / self.U[self.k]
-        Ia = articulated_update(IA, self.U, Ud, self.k)
+        Ud = self.U / self.D
+        if self.armature is None:
+            Ia = articulated_update(IA, self.U, Ud, self.k)
+        else:
+            Ia = symmetrized(IA - ca.mtimes(self.U, Ud.T))
         return Ia, pA + ca.mtimes(Ia, c) + Ud * self.u
 
     def acceleration(self, a_prime: SX) -> SX:
-        return (self.u - ca.dot(self.U, a_prime)) / self.U[self.k]
+        return (self.u - ca.dot(self.U, a_prime)) / self.D
 
 
 class FreeArticulation(Articulation):

@@ -65,6 +65,11 @@ class Joint:
     idx_q: int = 0  # first coordinate in q (a mimic joint: its leader's)
     idx_v: int = 0  # first velocity in qd (and qdd, tau) (a mimic joint: its leader's)
     mimic: Mimic | None = None
+    # joint-space terms (SPEC "Identification"): tau += armature qdd + damping qd
+    # + friction tanh(qd / friction_smoothing); numbers, or SX in a parametric model
+    damping: float = 0.0
+    friction: float = 0.0
+    armature: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,9 @@ class Model:
     gravity: np.ndarray  # (3,) gravitational acceleration in the base frame
     base_inertia: Inertia  # bodies fixed to the base, in the base frame (for the COM)
     floating_base: bool = False  # joint 0 is the free joint "floating_base" from "world"
+    # the URDF's <dynamics damping friction> act (load_urdf(joint_friction=True))
+    joint_friction: bool = False
+    friction_smoothing: float = 1e-3  # rad/s or m/s: the width of the smoothed sign
     # what it was built from, for casdyn.locking
     description: RobotDescription | None = field(default=None, repr=False, compare=False)
     _body_index: dict[str, int] = field(repr=False, compare=False, default_factory=dict)
@@ -177,11 +185,47 @@ class Model:
 
 
 def build_model(description: RobotDescription, gravity=(0.0, 0.0, -9.81),
-                floating_base: bool = False) -> Model:
+                floating_base: bool = False, joint_friction: bool = False,
+                armature: dict | None = None, friction_smoothing: float = 1e-3) -> Model:
     """Turn a URDF description into a :class:`Model`, checking that it is a single tree.
 
     With ``floating_base`` a free joint named ``floating_base`` joins a fixed frame called
-    ``world`` to the root link, which becomes the first body."""
+    ``world`` to the root link, which becomes the first body. With ``joint_friction`` the
+    joints' ``<dynamics damping friction>`` act; ``armature`` maps joint names to rotor
+    inertias added to ``M``'s diagonal."""
+    model = _build(description, gravity, floating_base)
+    return with_joint_terms(model, joint_friction, armature or {}, friction_smoothing)
+
+
+def with_joint_terms(model: Model, joint_friction: bool, armature: dict,
+                     friction_smoothing: float) -> Model:
+    """``model`` with URDF friction switched on or off and ``armature`` (name -> value) on
+    its 1-dof joints."""
+    if not (isinstance(friction_smoothing, int | float) and math.isfinite(friction_smoothing)
+            and friction_smoothing > 0):
+        raise InputError(f"friction_smoothing must be a positive number, got "
+                         f"{friction_smoothing!r}")
+    names = {joint.name: joint for joint in model.joints if joint.mimic is None}
+    for name, value in armature.items():
+        if name not in names:
+            raise unknown_name("joint", name, list(names))
+        if JOINT_TYPES[names[name].kind].nv != 1:
+            raise InputError(f"armature applies to 1-dof joints; {name!r} is {names[name].kind}")
+        if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
+            raise InputError(f"armature of {name!r} must be a number >= 0, got {value!r}")
+    specs = {spec.name: spec for spec in model.description.joints}
+    joints = []
+    for joint in model.joints:
+        spec = specs.get(joint.name)
+        damping, friction = (spec.damping, spec.friction) if spec and joint_friction \
+            else (0.0, 0.0)
+        joints.append(replace(joint, damping=damping, friction=friction,
+                              armature=float(armature.get(joint.name, 0.0))))
+    return replace(model, joints=tuple(joints), joint_friction=joint_friction,
+                   friction_smoothing=float(friction_smoothing))
+
+
+def _build(description: RobotDescription, gravity, floating_base: bool) -> Model:
     gravity = np.asarray(gravity, dtype=float)
     if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
         raise InputError(f"gravity must be 3 finite numbers, got {gravity.tolist()}")

@@ -174,7 +174,11 @@ class RigidBodyTree:
         mimic joints follow their locked leader."""
         model = self._model
         description = locked_description(model.description, positions)
-        return RigidBodyTree(build_model(description, model.gravity, model.floating_base))
+        armature = {j.name: j.armature for j in model.joints
+                    if j.armature and j.name not in positions}
+        return RigidBodyTree(build_model(description, model.gravity, model.floating_base,
+                                         model.joint_friction, armature,
+                                         model.friction_smoothing))
 
     # --- configurations -------------------------------------------------------------------
     def home_configuration(self) -> np.ndarray:

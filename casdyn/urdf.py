@@ -27,7 +27,7 @@ from .errors import ModelWarning, URDFError
 
 SUPPORTED_JOINT_TYPES = ("revolute", "continuous", "prismatic", "planar", "floating", "fixed")
 _KEEP = {"link": {"inertial"},
-         "joint": {"origin", "parent", "child", "axis", "limit", "mimic"}}
+         "joint": {"origin", "parent", "child", "axis", "limit", "mimic", "dynamics"}}
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,8 @@ class JointSpec:
     where: str  # "file, line N, <joint name=...>" for later error messages
     mimic: tuple[str, float, float] | None = None  # (leader, multiplier, offset)
     rotation: np.ndarray | None = None  # (3, 3) the origin's rotation, where not from rpy
+    damping: float = 0.0  # <dynamics damping>: viscous friction, N m s/rad or N s/m
+    friction: float = 0.0  # <dynamics friction>: Coulomb friction, N m or N
 
     @property
     def origin_rotation(self) -> np.ndarray:
@@ -263,9 +265,17 @@ def _read_joint(element: ET.Element, where: str) -> JointSpec:
         offset = 0.0 if joint.mimic.offset is None else joint.mimic.offset
         k, b = _finite([multiplier, offset], "mimic multiplier and offset", where_joint)
         mimic = (str(joint.mimic.joint), float(k), float(b))
+    damping = friction = 0.0
+    if joint.dynamics is not None:
+        damping, friction = _finite([joint.dynamics.damping or 0.0, joint.dynamics.friction or 0.0],
+                                    "dynamics damping and friction", where_joint)
+        if damping < 0 or friction < 0:
+            raise URDFError(f"{where_joint}: dynamics damping={damping} and friction="
+                            f"{friction} must not be negative")
     return JointSpec(
         joint.name, joint.type, joint.parent, joint.child, xyz, rpy,
         axis / norm if norm > 0 else axis, lower, upper, effort, velocity, where_joint, mimic,
+        damping=float(damping), friction=float(friction),
     )
 
 
