@@ -89,3 +89,18 @@ def test_quadruped_jump_flies_lands_and_plots(tmp_path):
     drift = float(re.search(r"largest foot height while held: (\S+) mm", out).group(1))
     assert drift < 10.0  # the midpoint rule's error at 50 ms steps
     assert (tmp_path / "quadruped_jump.png").stat().st_size > 10_000
+
+
+def test_identification_finds_the_parameters_within_the_noise(tmp_path):
+    out = run("identification.py", "--quick", "--plot-dir", str(tmp_path))
+    noise, true_noise = map(float, re.search(
+        r"noise estimated (\S+) N m \(true (\S+)\)", out).groups())
+    assert abs(noise - true_noise) < 0.1 * true_noise
+    within, total = map(int, re.search(r"within (\d+) of (\d+) at 3 std", out).groups())
+    assert within >= total - 1  # 3 std: 99.7 % of them
+    fit = float(re.search(r"consistent fit .*?max (\S+);", out).group(1))
+    assert fit < 5.0
+    for name in ("least squares", "consistent"):
+        rms = re.search(rf"RMS error, {name}\s*: \[(.*)\] N m", out).group(1)
+        assert max(map(float, rms.split())) < 1.2 * true_noise  # the noise, nothing more
+    assert (tmp_path / "identification.png").stat().st_size > 10_000
