@@ -1,11 +1,12 @@
 // Side-by-side timing of casdyn's generated C and Pinocchio's C++ in one process.
 //
-// usage: native MODEL.bin LIBRARY.so ROUNDS CALLS [derivatives|-] [ORDER.txt]
+// usage: native MODEL.bin LIBRARY.so ROUNDS CALLS [derivatives|regressor|-] [ORDER.txt]
 // MODEL.bin: a Pinocchio model saved with Model.saveToBinary (built from the same URDF);
 // LIBRARY.so: casdyn's export of inverse_dynamics_nofext, forward_dynamics_nofext and
 // mass_matrix, and with "derivatives" also inverse_dynamics_derivatives_nofext and
 // forward_dynamics_derivatives_nofext (against computeRNEADerivatives and
-// computeABADerivatives). Both evaluate the same 16 random states, in interleaved rounds; the
+// computeABADerivatives), with "regressor" also regressor (against
+// computeJointTorqueRegressor). Both evaluate the same 16 random states, in interleaved rounds; the
 // output is one line per quantity: name, casdyn median ns/call, Pinocchio median ns/call,
 // max |diff|. ORDER.txt (for floating bases) holds casdyn's q and v as indices into
 // Pinocchio's: nq integers, then nv (casdyn's q[i] = Pinocchio's q[order_q[i]]); casdyn gets
@@ -15,11 +16,34 @@
 #include <pinocchio/algorithm/aba-derivatives.hpp>
 #include <pinocchio/algorithm/aba.hpp>
 #include <pinocchio/algorithm/crba.hpp>
+#include <pinocchio/algorithm/regressor.hpp>
 #include <pinocchio/algorithm/joint-configuration.hpp>
 #include <pinocchio/algorithm/rnea-derivatives.hpp>
 #include <pinocchio/algorithm/rnea.hpp>
 
 #include "harness.hpp"
+
+// casdyn's exported regressor against computeJointTorqueRegressor (a fixed-base chain, where
+// both order the joints and their parameter blocks alike)
+static void time_regressor(const pinocchio::Model& model, pinocchio::Data& data, void* lib,
+                           const std::vector<Eigen::VectorXd>& q,
+                           const std::vector<Eigen::VectorXd>& v,
+                           const std::vector<Eigen::VectorXd>& a, int rounds, int calls) {
+  const int n = model.nv, p = 10 * (model.njoints - 1);
+  Generated regressor(lib, "regressor");
+  std::vector<double> Y(n * p);
+  volatile double sink = 0;
+  regressor({q[0].data(), v[0].data(), a[0].data()}, Y.data());
+  pinocchio::computeJointTorqueRegressor(model, data, q[0], v[0], a[0]);
+  const double diff = matrix_diff(regressor.dense(lib, "regressor", 0, Y.data()).data(),
+                                  data.jointTorqueRegressor, false);
+  std::vector<double> t[2];
+  for (int r = 0; r < rounds; ++r) {
+    t[0].push_back(time_calls(calls, [&](int k) { regressor({q[k].data(), v[k].data(), a[k].data()}, Y.data()); sink = sink + Y[0]; }));
+    t[1].push_back(time_calls(calls, [&](int k) { pinocchio::computeJointTorqueRegressor(model, data, q[k], v[k], a[k]); sink = sink + data.jointTorqueRegressor(0, 0); }));
+  }
+  std::printf("Y %.2f %.2f %.3g\n", median(t[0]), median(t[1]), diff);
+}
 
 static void time_derivatives(const pinocchio::Model& model, pinocchio::Data& data, void* lib,
                              const std::vector<Eigen::VectorXd>& q,
@@ -113,5 +137,7 @@ int main(int argc, char** argv) {
   for (int k = 0; k < 3; ++k)
     std::printf("%s %.2f %.2f %.3g\n", names[k], median(t[2 * k]), median(t[2 * k + 1]), diff[k]);
   if (derivatives) time_derivatives(model, data, lib, q, v, a, rounds, calls);
+  if (argc >= 6 && std::string(argv[5]) == "regressor")
+    time_regressor(model, data, lib, q, v, a, rounds, calls);
   return 0;
 }

@@ -302,6 +302,28 @@ def task_speed(urdfs: dict[str, str], rounds: int, calls: int) -> str:
                  rows)
 
 
+def regressor_table(ur5e_urdf: str, rounds: int, calls: int) -> str:
+    """The joint-torque regressor of the UR5e and TALOS's 7-dof left arm: graph size and
+    compiled time against Pinocchio's computeJointTorqueRegressor (C++, same process)."""
+    from importlib.metadata import distribution
+
+    root = Path(distribution("example-robot-data").locate_file(
+        "cmeel.prefix/share/example-robot-data/robots"))
+    arm = (root / "talos_data/robots/talos_left_arm.urdf").read_text()
+    rows = []
+    for name, urdf in (("UR5e", ur5e_urdf), ("TALOS left arm", arm)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", casdyn.ModelWarning)
+            robot = casdyn.load_urdf(urdf)
+            size = robot.function("regressor").n_instructions()
+            ours, theirs, diff = native.run(f"{name}-regressor".replace(" ", "_"), urdf,
+                                            rounds, calls, regressor=True)["Y"]
+        rows.append([name, f"{robot.nv} x {10 * len(robot.model.joints)}", size, f"{ours:.0f}",
+                     f"{theirs:.0f}", f"{ours / theirs:.2f}", f"{diff:.0e}"])
+    return table(["model", "Y", "casdyn instructions", "casdyn C [ns]", "Pinocchio C++ [ns]",
+                  "ratio", "max |diff|"], rows)
+
+
 def machine() -> str:
     cpu = next((line.split(":", 1)[1].strip() for line in
                 Path("/proc/cpuinfo").read_text().splitlines() if "model name" in line),
@@ -333,6 +355,8 @@ def main() -> None:
         ("Scaling over random chains (compiled, per call; exponent of a log-log fit)",
          scaling(bench_models, results)),
         ("Construction time", construction(bench_models["chain48"][0])),
+        ("Identification: the joint-torque regressor, compiled, vs Pinocchio's "
+         "computeJointTorqueRegressor, one process", regressor_table(ur5e[0], rounds, calls)),
     ]
     urdfs = floating_models()
     sections += [

@@ -13,7 +13,7 @@ import casdyn
 
 CEILINGS = {
     "kuka_iiwa14": {"ID": 778, "ID_nofext": 505, "FD": 1428, "FD_nofext": 1155, "M": 371,
-                   "dID_nofext": 4264, "dFD_nofext": 7117},
+                   "dID_nofext": 4264, "dFD_nofext": 7117, "Y": 2256},
     "planar_2link": {"ID": 50, "ID_nofext": 30, "FD": 66, "FD_nofext": 46, "M": 15,
                     "dID_nofext": 48, "dFD_nofext": 115},
     "scara": {"ID": 113, "ID_nofext": 58, "FD": 138, "FD_nofext": 83, "M": 49,
@@ -21,7 +21,7 @@ CEILINGS = {
     "torso_two_arms": {"ID": 807, "ID_nofext": 474, "FD": 1466, "FD_nofext": 1133, "M": 363,
                       "dID_nofext": 2957, "dFD_nofext": 6352},
     "ur5e": {"ID": 730, "ID_nofext": 448, "FD": 1390, "FD_nofext": 1110, "M": 365,
-            "dID_nofext": 2879, "dFD_nofext": 5092},
+            "dID_nofext": 2879, "dFD_nofext": 5092, "Y": 1696},
     "solo12": {"ID": 1129, "ID_nofext": 821, "FD": 1942, "FD_nofext": 1634, "M": 452,
                "dID_nofext": 3141, "dFD_nofext": 5032},
 }
@@ -43,7 +43,8 @@ FUNCTIONS = {"ID": ("inverse_dynamics", {}), "ID_nofext": ("inverse_dynamics", {
              "A_G": ("centroidal_momentum_matrix", {}),
              "Jdot": ("jacobian_time_derivative", {"body": "FL_FOOT"}),
              "contact_nofext": ("contact_dynamics", {"contacts": FEET, "fext": False}),
-             "impulse": ("impulse_dynamics", {"contacts": FEET})}
+             "impulse": ("impulse_dynamics", {"contacts": FEET}),
+             "Y": ("regressor", {})}
 
 
 def test_every_shipped_robot_has_ceilings():
