@@ -82,6 +82,13 @@ static Eigen::VectorXd reordered(const Eigen::VectorXd& x, const std::vector<int
   return y;
 }
 
+// the generated library, or exit with the loader's message
+static void* open_library(const char* path) {
+  void* lib = dlopen(path, RTLD_NOW);
+  if (!lib) { std::fprintf(stderr, "%s\n", dlerror()); std::exit(2); }
+  return lib;
+}
+
 // casdyn's q and v as indices into Pinocchio's (nq integers, then nv) from ORDER.txt, or the
 // identity where path is null
 static void read_order(const char* path, std::vector<int>& order_q, std::vector<int>& order_v) {

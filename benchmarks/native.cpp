@@ -87,8 +87,7 @@ int main(int argc, char** argv) {
   pinocchio::Model model;
   model.loadFromBinary(argv[1]);
   pinocchio::Data data(model);
-  void* lib = dlopen(argv[2], RTLD_NOW);
-  if (!lib) { std::fprintf(stderr, "%s\n", dlerror()); return 2; }
+  void* lib = open_library(argv[2]);
   const int rounds = std::atoi(argv[3]), calls = std::atoi(argv[4]), n = model.nv;
   Generated id(lib, "inverse_dynamics_nofext"), fd(lib, "forward_dynamics_nofext"),
       mm(lib, "mass_matrix");

@@ -49,8 +49,7 @@ int main(int argc, char** argv) {
   pinocchio::Model model;
   model.loadFromBinary(argv[1]);
   pinocchio::Data data(model);
-  void* lib = dlopen(argv[2], RTLD_NOW);
-  if (!lib) { std::fprintf(stderr, "%s\n", dlerror()); return 2; }
+  void* lib = open_library(argv[2]);
   const int rounds = std::atoi(argv[3]), calls = std::atoi(argv[4]), n = model.nv;
   std::vector<int> order_q(model.nq), order_v(n);
   read_order(argv[5], order_q, order_v);

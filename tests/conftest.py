@@ -30,6 +30,27 @@ def random_state(robot, seed=0):
     return q, qd, x, rng.normal(size=(robot.n_bodies, 6))
 
 
+def case_id(case) -> str:
+    """``kind-key-fixed|floating`` for a ``(kind, key, floating_base)`` case."""
+    kind, key, floating = case
+    return f"{kind}-{key}-{'floating' if floating else 'fixed'}"
+
+
+def load_case(case):
+    """``(robot, Pinocchio reference)`` of a ``(kind, key, floating_base)`` case: a shipped
+    robot, an example-robot-data path, or a seeded random tree with multi-dof joints."""
+    from pinocchio_reference import Reference
+    from test_corpus import ROOT
+
+    kind, key, floating_base = case
+    text = {"shipped": casdyn.robot_urdf, "corpus": lambda path: (ROOT / path).read_text(),
+            "random": lambda seed: random_urdf(seed, n_links=4 + 2 * seed, multi_dof=True)
+            }[kind](key)
+    robot = casdyn.load_urdf(text, floating_base=floating_base)
+    return robot, Reference(text, robot.joint_names, robot.body_names,
+                            floating_base=floating_base, mimic_joints=robot.mimic_joints)
+
+
 RANDOM_SEEDS = list(range(8))
 MODEL_CASES = [("shipped", name) for name in casdyn.robot_names()] + [
     ("random", seed) for seed in RANDOM_SEEDS

@@ -63,6 +63,13 @@ class Reference:
             self.G[joint.idx_v, column[leader]] += multiplier
             self.expanded.append((joint, self.q_at[leader], multiplier, offset))
 
+    def parameter_blocks(self, robot) -> list[int]:
+        """Pinocchio's joint id of each of casdyn's inertial-parameter blocks
+        (``robot.model.joints``; the free flyer is ``root_joint``)."""
+        return [self.model.getJointId("root_joint" if robot.floating_base and i == 0
+                                      else joint.name)
+                for i, joint in enumerate(robot.model.joints)]
+
     # --- conversions ------------------------------------------------------------------------
     def q(self, q):
         """casdyn's q → Pinocchio's: continuous angles as (cos, sin), planar [x, y, theta]

@@ -1,5 +1,6 @@
 """Real robots: every example-robot-data URDF that Pinocchio loads, casdyn loads and agrees
-with (ID with external forces, FD, M, the transform and Jacobian of every body).
+with (ID with external forces, FD, M, the inertial parameters, the transform and Jacobian of
+every body; the regressor reproduces ID).
 
 ``example-robot-data`` (PyPI, a test dependency) ships ~70 public URDFs of arms, hands,
 quadrupeds, humanoids and drones. The count of agreeing files is printed at the end of the
@@ -84,6 +85,12 @@ def test_casdyn_agrees_with_pinocchio(name, floating_base, corpus_results):
         assert np.linalg.eigvalsh(M).min() <= 1e-12 * max(1.0, np.abs(M).max())
     else:
         check(qdd, reference.forward_dynamics(q, qd, x, fext))
+    # identification: Pinocchio's parameters, and a regressor that reproduces ID
+    check(robot.inertial_parameters(), np.concatenate(
+        [reference.model.inertias[j].toDynamicParameters()
+         for j in reference.parameter_blocks(robot)] + [np.zeros(0)]))
+    check(robot.regressor(q, qd, x) @ robot.inertial_parameters(),
+          robot.inverse_dynamics(q, qd, x))
     bodies = list(enumerate(robot.body_names))
     if floating_base:
         leaves = set(robot.model.leaf_bodies()[:5])

@@ -8,10 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
-from conftest import assert_close, random_state
+from conftest import assert_close, case_id, load_case, random_state
 from pinocchio_reference import Reference
-from random_trees import random_urdf
-from test_corpus import ROOT
 
 import casdyn
 
@@ -21,28 +19,9 @@ CASES = ([("shipped", name, fb) for name in casdyn.robot_names() for fb in (Fals
 SINGULAR = ("torso_two_arms", "planar_2link")  # M singular on a floating base (FD refused)
 
 
-def _case_id(case) -> str:
-    kind, key, floating = case
-    return f"{kind}-{key}-{'floating' if floating else 'fixed'}"
-
-
-@pytest.fixture(params=CASES, ids=_case_id, scope="module")
+@pytest.fixture(params=CASES, ids=case_id, scope="module")
 def loaded(request):
-    kind, key, floating_base = request.param
-    text = {"shipped": casdyn.robot_urdf, "corpus": lambda path: (ROOT / path).read_text(),
-            "random": lambda seed: random_urdf(seed, n_links=4 + 2 * seed, multi_dof=True)
-            }[kind](key)
-    robot = casdyn.load_urdf(text, floating_base=floating_base)
-    reference = Reference(text, robot.joint_names, robot.body_names,
-                          floating_base=floating_base, mimic_joints=robot.mimic_joints)
-    return robot, reference, request.param
-
-
-def _pinocchio_blocks(robot, reference) -> list[int]:
-    """Pinocchio's joint id of each of casdyn's parameter blocks (``model.joints``)."""
-    return [reference.model.getJointId("root_joint" if robot.floating_base and i == 0
-                                       else joint.name)
-            for i, joint in enumerate(robot.model.joints)]
+    return (*load_case(request.param), request.param)
 
 
 def _columns(reference, blocks) -> list[int]:
@@ -52,7 +31,7 @@ def _columns(reference, blocks) -> list[int]:
 def test_inertial_parameters_are_pinocchios_dynamic_parameters(loaded):
     robot, reference, _ = loaded
     expected = np.concatenate([reference.model.inertias[j].toDynamicParameters()
-                               for j in _pinocchio_blocks(robot, reference)])
+                               for j in reference.parameter_blocks(robot)])
     assert_close(robot.inertial_parameters(), expected)
 
 
@@ -66,7 +45,7 @@ def test_the_regressor_is_pinocchios_and_reproduces_inverse_dynamics(loaded):
         return
     Y_pin = pin.computeJointTorqueRegressor(reference.model, reference.data, reference.q(q),
                                             reference.v(qd), reference.v(qdd))
-    columns = _columns(reference, _pinocchio_blocks(robot, reference))
+    columns = _columns(reference, reference.parameter_blocks(robot))
     assert_close(Y, reference.from_v(Y_pin[:, columns]))
 
 
@@ -83,7 +62,7 @@ def test_parametric_functions_take_any_parameters(loaded):
     assert_close(np.array(M(q, pi)), robot.mass_matrix(q))
     # other bodies: each scaled and shifted, kept physical
     rng = np.random.default_rng(23)
-    blocks = _pinocchio_blocks(robot, reference)
+    blocks = reference.parameter_blocks(robot)
     other = []
     for j in blocks:
         inertia = reference.model.inertias[j]

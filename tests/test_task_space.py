@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_close, random_state
-from pinocchio_reference import Reference, TaskSpace
+from conftest import assert_close, case_id, load_case, random_state
+from pinocchio_reference import TaskSpace
 from random_trees import random_urdf
 
 import casdyn
@@ -19,19 +19,9 @@ CASES = ([("shipped", name, fb) for name in casdyn.robot_names() for fb in (Fals
          + [("random", seed, fb) for seed in range(4) for fb in (False, True)])
 
 
-def _case_id(case) -> str:
-    kind, key, floating = case
-    return f"{kind}-{key}-{'floating' if floating else 'fixed'}"
-
-
-@pytest.fixture(params=CASES, ids=_case_id, scope="module")
+@pytest.fixture(params=CASES, ids=case_id, scope="module")
 def loaded(request):
-    kind, key, floating_base = request.param
-    text = casdyn.robot_urdf(key) if kind == "shipped" else random_urdf(
-        key, n_links=4 + 2 * key, multi_dof=True)
-    robot = casdyn.load_urdf(text, floating_base=floating_base)
-    reference = Reference(text, robot.joint_names, robot.body_names,
-                          floating_base=floating_base, mimic_joints=robot.mimic_joints)
+    robot, reference = load_case(request.param)
     return robot, TaskSpace(reference)
 
 
@@ -83,7 +73,7 @@ def test_the_quantities_are_what_they_are_defined_from(loaded):
 
 
 @pytest.mark.parametrize("case", [("shipped", "ur5e", False), ("shipped", "solo12", True),
-                                  ("random", 2, True)], ids=_case_id)
+                                  ("random", 2, True)], ids=case_id)
 def test_accelerations_are_time_derivatives_along_a_motion(case):
     """Central differences along ``q(t) = q ⊕ (qd t + qdd t^2 / 2)`` with rates ``qd + qdd t``
     (exact to O(t^2), which the central difference cancels): ``d/dt (J qd)`` is the frame
