@@ -39,6 +39,10 @@ def test_trajectory_optimization_converges_and_plots(tmp_path):
     assert "Solve_Succeeded" in out
     defect = float(re.search(r"finer integration: (\S+) rad", out).group(1))
     assert defect < 1e-2
+    for quantity in ("tau", "qd"):  # within the data sheet's limits (printed rounded)
+        peak, limit = re.search(rf"peak \|{quantity}\|\s+per joint \[[^]]*\]: \[(.*?)\] "
+                                r"limits \[(.*?)\]", out, re.DOTALL).groups()
+        assert np.all(np.array(peak.split(), float) <= np.array(limit.split(), float) + 0.01)
     assert (tmp_path / "trajectory_optimization.png").stat().st_size > 10_000
 
 
