@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
+from .dynamics import velocity_order
 from .errors import InputError
 from .factorization import LDLT, TreeLDLT
-from .joints import JOINT_TYPES
 from .kinematics import geometric_jacobian
 from .model import Model
 from .motion import frame_acceleration
@@ -135,17 +135,6 @@ class ContactSystem:
                 part = ca.vertcat(SX.zeros(3, 1), part)
             rows.append(part.T)
         return ca.vertcat(*rows)
-
-
-def velocity_order(model: Model) -> list[int]:
-    """The velocity indices with every joint's after its ancestors' (mimic joints have
-    none of their own): the order in which ``M = L^T D L`` has no fill-in."""
-    order = []
-    for i in model.order:
-        joint = model.joints[i]
-        if joint.mimic is None:
-            order += list(range(joint.idx_v, joint.idx_v + JOINT_TYPES[joint.kind].nv))
-    return order
 
 
 def contact_dynamics(system: ContactSystem, tau_minus_h: SX, qd: SX, damping: SX) -> tuple:

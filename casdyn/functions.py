@@ -318,7 +318,15 @@ def _forward_dynamics(model: Model, s: dict, options: dict, stages: _Stages) -> 
     _require_regular_mass_matrix(model, stages, "forward dynamics")
     tau = (s["tau"] + dynamics.external_torque(model, s["q"], s["fext"])
            - dynamics.friction_torque(model, s["q"], s["qd"]))
-    return [dynamics.forward_dynamics(stages.grouped, s["q"], s["qd"], tau)]
+    qdd = dynamics.forward_dynamics(stages.grouped, s["q"], s["qd"], tau)
+    if model.floating_base and not model.has_mimic_joints:
+        # ABA or the factorised M: whichever graph is smaller (on quadrupeds the factorised
+        # one, 5-10 %: the legs' articulated-inertia transfers cost more than their few
+        # M entries; on humanoids' long limbs ABA, 20-25 %)
+        factorized = dynamics.factorized_forward_dynamics(stages.grouped, s["q"], s["qd"], tau)
+        inputs = [s[name] for name in ("q", "qd", "tau", "fext")]
+        qdd = min((qdd, factorized), key=lambda x: ca.Function("c", inputs, [x]).n_instructions())
+    return [qdd]
 
 
 def _refuse_singular_mass_matrix(model: Model) -> None:

@@ -28,8 +28,8 @@ CEILINGS = {
 # floating base (floating_base=True), with the bias force C qd + g ("h")
 FEET = [casdyn.Contact(f"{leg}_FOOT") for leg in ("FL", "FR", "HL", "HR")]  # solo12's
 FLOATING_CEILINGS = {
-    "solo12": {"ID": 2120, "ID_nofext": 1423, "FD": 4243, "FD_nofext": 3546, "M": 1136,
-               "h": 1323, "dID_nofext": 11473, "dFD_nofext": 35690,
+    "solo12": {"ID": 2120, "ID_nofext": 1423, "FD": 4036, "FD_nofext": 3339, "M": 1136,
+               "h": 1323, "dID_nofext": 11473, "dFD_nofext": 32386,
                # the task-space and contact functions (issue 11; adam: A_G 4,043, Jdot 583)
                "A_G": 1734, "Jdot": 559, "contact_nofext": 7765, "impulse": 5836},
     "ur5e": {"ID": 1150, "ID_nofext": 688, "FD": 2266, "FD_nofext": 1804, "M": 684, "h": 642,
