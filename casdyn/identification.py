@@ -112,7 +112,7 @@ def base_columns(samples: np.ndarray, tolerance: float = BASE_TOLERANCE
         q = residual[:, rank] / np.linalg.norm(residual[:, rank])
         residual[:, rank + 1 :] -= np.outer(q, q @ residual[:, rank + 1 :])
         rank += 1
-    independent = np.sort(order[:rank])
+    independent = np.sort(np.array(order[:rank], dtype=int))
     dependent = np.array(sorted(order[rank:]), dtype=int)
     K = np.linalg.lstsq(W[:, independent], W[:, dependent], rcond=None)[0] if dependent.size \
         else np.zeros((rank, 0))

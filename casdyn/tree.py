@@ -291,7 +291,7 @@ class RigidBodyTree:
         rng = np.random.default_rng(0)
         Q = np.array([self.random_configuration(rng) for _ in range(50)])
         Qd, Qdd = rng.normal(size=(2, 50, self.nv))
-        samples = self.regressor(Q, Qd, Qdd).reshape(50 * self.nv, -1)
+        samples = self.regressor(Q, Qd, Qdd).reshape(50 * self.nv, len(self._pi))
         independent, K = identification.base_columns(samples)
         return independent, identification.base_map(samples.shape[1], independent, K)
 

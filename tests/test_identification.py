@@ -234,3 +234,14 @@ def test_casdyn_info_shows_friction_and_armature(tmp_path):
     shown = info(casdyn.load_urdf(str(path), joint_friction=True, armature=ARMATURE))
     assert "damping  friction  armature" in shown and "joint friction on" in shown
     assert "not used" in info(casdyn.load_urdf(str(path)))
+
+
+def test_a_robot_without_joints_has_no_parameters_and_a_free_body_ten():
+    body = ('<robot name="a"><link name="b"><inertial><mass value="2"/><inertia ixx="1" '
+            'iyy="2" izz="3" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>')
+    welded = casdyn.load_urdf(body)
+    assert welded.inertial_parameters().shape == (0,)
+    assert welded.base_parameters()[0].shape == (0, 0)
+    free = casdyn.load_urdf(body, floating_base=True)
+    assert_close(free.inertial_parameters(), [2, 0, 0, 0, 1, 0, 2, 0, 0, 3])
+    assert len(free.base_parameters()[1]) == 10  # a free body shows every parameter
