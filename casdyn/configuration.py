@@ -31,18 +31,20 @@ def per_velocity(model: Model, value) -> np.ndarray:
                     for j in model.coordinate_joints])
 
 
-def random(model: Model, rng: np.random.Generator, bounded: bool = False) -> np.ndarray:
-    """A random configuration, (nq,): each joint's draw from its sampling box. Joints that
-    have none (prismatic joints without limits) are an error, or with ``bounded`` draw
-    in [-1, 1]."""
+def random(model: Model, rng: np.random.Generator, bounded: bool = False,
+           n: int | None = None) -> np.ndarray:
+    """A random configuration, (nq,), or ``n`` of them, (n, nq): each joint's draw from its
+    sampling box. Joints that have none (prismatic joints without limits) are an error, or
+    with ``bounded`` draw in [-1, 1]."""
     types = [JOINT_TYPES[j.kind] for j in model.coordinate_joints]
     if not types:
-        return np.zeros(0)
+        return np.zeros(0) if n is None else np.zeros((n, 0))
     boxes = [_box(t, j, bounded) for t, j in zip(types, model.coordinate_joints, strict=True)]
-    sample = rng.uniform(_joined([low for low, _ in boxes]), _joined([high for _, high in boxes]))
+    low, high = _joined([low for low, _ in boxes]), _joined([high for _, high in boxes])
+    sample = rng.uniform(low, high, size=None if n is None else (n, len(low)))
     sizes = np.cumsum([len(low) for low, _ in boxes])[:-1]
-    return _joined([t.from_box(part) for t, part in
-                    zip(types, np.split(sample, sizes), strict=True)])
+    return np.concatenate([t.from_box(part) for t, part in
+                           zip(types, np.split(sample, sizes, axis=-1), strict=True)], axis=-1)
 
 
 def _box(kind, joint, bounded: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -198,7 +198,7 @@ class JointType:
         raise NotImplementedError
 
     def from_box(self, sample: np.ndarray) -> np.ndarray:
-        """Coordinates (nq,) for a draw from :meth:`sampling_box`."""
+        """Coordinates (nq,) for a draw from :meth:`sampling_box` (n of them: (n, nq))."""
         return sample
 
     def integrate(self, q: SX, v: SX) -> SX:
@@ -363,12 +363,14 @@ class Free(JointType):
         return np.array([-1.0, -1.0, -1.0, 0.0, 0.0, 0.0]), np.ones(6)
 
     def from_box(self, sample: np.ndarray) -> np.ndarray:
-        """K. Shoemake, "Uniform random rotations", Graphics Gems III (1992)."""
-        u1, u2, u3 = sample[3:]
-        a, b = math.sqrt(1 - u1), math.sqrt(u1)
-        quaternion = [b * math.cos(2 * math.pi * u3), a * math.sin(2 * math.pi * u2),
-                      a * math.cos(2 * math.pi * u2), b * math.sin(2 * math.pi * u3)]
-        return np.concatenate([sample[:3], quaternion])
+        """K. Shoemake, "Uniform random rotations", Graphics Gems III (1992); ``sample``
+        (6,) or (n, 6)."""
+        u1, u2, u3 = sample[..., 3], sample[..., 4], sample[..., 5]
+        a, b = np.sqrt(1 - u1), np.sqrt(u1)
+        quaternion = np.stack([b * np.cos(2 * math.pi * u3), a * np.sin(2 * math.pi * u2),
+                               a * np.cos(2 * math.pi * u2), b * np.sin(2 * math.pi * u3)],
+                              axis=-1)
+        return np.concatenate([sample[..., :3], quaternion], axis=-1)
 
     def integrate(self, q: SX, v: SX) -> SX:
         return ca.vertcat(*lie.se3_integrate(q[:3], q[3:], v))

@@ -186,13 +186,18 @@ class RigidBodyTree:
         (unit quaternion ``[1, 0, 0, 0]``)."""
         return configuration.neutral(self._model)
 
-    def random_configuration(self, rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def random_configuration(self, rng: np.random.Generator | int | None = None,
+                             n: int | None = None) -> np.ndarray:
         """Uniform within the limits, (nq,); joints without finite limits that rotate take
         angles in [-pi, pi]; free joints a uniformly random rotation and a position in
         ``[-1, 1]^3``, planar joints ``x, y`` in ``[-1, 1]``. ``rng`` is a
-        ``numpy.random.Generator`` or a seed."""
+        ``numpy.random.Generator`` or a seed. With ``n``, a batch of n, (n, nq), drawn at
+        once."""
         rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        return configuration.random(self._model, rng)
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int | np.integer)
+                              or n < 0):
+            raise InputError(f"n must be a count of configurations, got {n!r}")
+        return configuration.random(self._model, rng, n=None if n is None else int(n))
 
     def integrate(self, q, v, dt=1.0):
         """``q ⊕ v dt`` (nq,): the configuration reached from ``q`` moving with the rates

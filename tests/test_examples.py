@@ -108,3 +108,24 @@ def test_identification_finds_the_parameters_within_the_noise(tmp_path):
         rms = re.search(rf"RMS error, {name}\s*: \[(.*)\] N m", out).group(1)
         assert max(map(float, rms.split())) < 1.2 * true_noise  # the noise, nothing more
     assert (tmp_path / "identification.png").stat().st_size > 10_000
+
+
+def test_dataset_runs_on_a_local_cluster_and_writes_what_it_says(tmp_path):
+    import casdyn
+
+    out = run("dataset.py", "--quick", "--workers", "1", "2", "--out", str(tmp_path))
+    rates = {int(w): float(r.replace(",", "")) for w, r in re.findall(
+        r"^(\d) workers?: ([\d,]+) states/s", out, re.MULTILINE)}
+    assert set(rates) == {1, 2} and min(rates.values()) > 0
+    files = sorted(tmp_path.glob("chunk_*.npz"))
+    assert len(files) == 4  # 20,000 states in chunks of 5,000
+    robot = casdyn.load_robot("ur5e")
+    with np.load(files[-1]) as chunk:
+        q, qd, x = chunk["q"][:5], chunk["qd"][:5], chunk["x"][:5]
+        assert chunk["q"].shape == (5000, 6)
+        np.testing.assert_allclose(chunk["tau"][:5], robot.inverse_dynamics(q, qd, x),
+                                   atol=1e-9)
+        np.testing.assert_allclose(chunk["qdd"][:5], robot.forward_dynamics(q, qd, x),
+                                   atol=1e-9)
+        np.testing.assert_allclose(chunk["dqdd_dtau"][0], np.linalg.inv(robot.mass_matrix(q[0])),
+                                   rtol=1e-9, atol=1e-9)

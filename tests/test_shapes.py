@@ -113,3 +113,17 @@ def test_integer_and_boolean_arrays_are_numbers():
     assert_close(robot.mass_matrix(np.zeros(6, dtype=int)), robot.mass_matrix(np.zeros(6)))
     assert_close(robot.inverse_dynamics([0, 1, 0, 0, 0, 0]),
                  robot.inverse_dynamics(np.array([0.0, 1, 0, 0, 0, 0])))
+
+
+def test_a_batch_of_random_configurations_keeps_to_the_limits():
+    robot = casdyn.load_robot("solo12", floating_base=True)
+    Q = robot.random_configuration(0, n=500)
+    assert Q.shape == (500, robot.nq)
+    assert np.allclose(np.linalg.norm(Q[:, 3:7], axis=1), 1.0)  # unit quaternions
+    arm = casdyn.load_robot("ur5e")
+    lower, upper = arm.position_limits
+    Q = arm.random_configuration(1, n=500)
+    assert np.all((lower <= Q) & (upper >= Q))
+    assert arm.random_configuration(2, n=0).shape == (0, arm.nq)
+    with pytest.raises(casdyn.InputError, match="count"):
+        arm.random_configuration(3, n=-1)
