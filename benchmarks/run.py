@@ -97,16 +97,23 @@ def agreement(bench_models, with_adam_up_to: int) -> str:
 WITH_DERIVATIVES = ("UR5", "UR5e", "Panda-like", "chain6", "chain12")
 
 
+SPEED_HEADER = ["model", "fn", "casdyn C [ns]", "Pinocchio C++ [ns]", "ratio", "max |diff|"]
+
+
+def speed_rows(name: str, results: dict, label=str) -> list[list]:
+    """Table rows of one model's native timings ``{fn: (ours, Pinocchio's, max |diff|)}``."""
+    return [[name, label(k), f"{ours:.0f}", f"{theirs:.0f}", f"{ours / theirs:.2f}",
+             f"{diff:.0e}"] for k, (ours, theirs, diff) in results.items()]
+
+
 def compiled_speed(bench_models, rounds: int, calls: int) -> tuple[str, str, dict]:
     """(table of ID, FD, M; table of their derivatives; raw results)."""
     rows, derivative_rows, results = [], [], {}
     for name, (urdf, _, _) in bench_models.items():
         results[name] = native.run(name, urdf, rounds, calls, name in WITH_DERIVATIVES)
-        for k, (ours, theirs, diff) in results[name].items():
-            row = [name, k, f"{ours:.0f}", f"{theirs:.0f}", f"{ours / theirs:.2f}", f"{diff:.0e}"]
-            (derivative_rows if k.startswith("d") else rows).append(row)
-    header = ["model", "fn", "casdyn C [ns]", "Pinocchio C++ [ns]", "ratio", "max |diff|"]
-    return table(header, rows), table(header, derivative_rows), results
+        for row in speed_rows(name, results[name]):
+            (derivative_rows if row[1].startswith("d") else rows).append(row)
+    return table(SPEED_HEADER, rows), table(SPEED_HEADER, derivative_rows), results
 
 
 def python_latency(urdf: str, root: str, tip: str) -> str:
@@ -248,11 +255,8 @@ def floating_speed(urdfs: dict[str, str], rounds: int, calls: int) -> str:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", casdyn.ModelWarning)
             results = native.run(f"{name}-floating", urdf, rounds, calls, floating_base=True)
-        for k, (ours, theirs, diff) in results.items():
-            rows.append([name, k, f"{ours:.0f}", f"{theirs:.0f}", f"{ours / theirs:.2f}",
-                         f"{diff:.0e}"])
-    return table(["model", "fn", "casdyn C [ns]", "Pinocchio C++ [ns]", "ratio", "max |diff|"],
-                 rows)
+        rows += speed_rows(name, results)
+    return table(SPEED_HEADER, rows)
 
 
 # contacts of the benchmark: solo12's four point feet, TALOS's two 6-D soles (ankle links);
@@ -288,18 +292,17 @@ def task_graph_sizes(urdfs: dict[str, str]) -> str:
     return table(["model", "fn", "casdyn", "adam (body-fixed)", "casdyn / adam"], rows)
 
 
+TASK_PEERS = {"A_G": "computeCentroidalMap", "contact": "constraintDynamics"}
+
+
 def task_speed(urdfs: dict[str, str], rounds: int, calls: int) -> str:
     rows = []
     for name, urdf in urdfs.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", casdyn.ModelWarning)
             results = native.run_task(name, urdf, TASK_CONTACTS[name], rounds, calls)
-        peer = {"A_G": "computeCentroidalMap", "contact": "constraintDynamics"}
-        for k, (ours, theirs, diff) in results.items():
-            rows.append([name, f"{k} vs {peer[k]}", f"{ours:.0f}", f"{theirs:.0f}",
-                         f"{ours / theirs:.2f}", f"{diff:.0e}"])
-    return table(["model", "fn", "casdyn C [ns]", "Pinocchio C++ [ns]", "ratio", "max |diff|"],
-                 rows)
+        rows += speed_rows(name, results, lambda k: f"{k} vs {TASK_PEERS[k]}")
+    return table(SPEED_HEADER, rows)
 
 
 def regressor_table(ur5e_urdf: str, rounds: int, calls: int) -> str:

@@ -105,20 +105,17 @@ class ContactSystem:
         self.drift = ca.vertcat(*[c.rows(frame_acceleration(model, q, qd, zero, b, c.point))
                                   for c, b in zip(contacts, bodies, strict=True)])
         self.factor = TreeLDLT(M, velocity_order(model))
-        self.W = self.factor.solve_transposed(self.J.T)  # rows of L^-T J^T
-        self.Z = self.factor.scaled(self.W)  # D^-1 W
-        K = ca.vertcat(*[ca.horzcat(*row) for row in self.W]).T @ ca.vertcat(
-            *[ca.horzcat(*row) for row in self.Z])
-        self.K = K  # the Delassus matrix J M^-1 J^T
-        self.K_factor = LDLT(K)
+        W = self.factor.solve_transposed(self.J.T)  # rows of L^-T J^T
+        self.Z = _matrix(self.factor.scaled(W))  # D^-1 W
+        self.K = ca.mtimes(_matrix(W).T, self.Z)  # the Delassus matrix J M^-1 J^T
+        self.K_factor = LDLT(self.K)
 
     def solve(self, r: SX, b: SX) -> tuple[SX, SX]:
         """``(x, lam)`` with ``M x = r + J^T lam`` and ``J x = b``."""
         y = self.factor.solve_transposed(r)
         z = self.factor.scaled(y)
-        Z = ca.vertcat(*[ca.horzcat(*row) for row in self.Z])
-        lam = self.K_factor.solve(b - ca.mtimes(Z.T, ca.vertcat(*[row[0] for row in y])))
-        step = ca.mtimes(Z, lam)
+        lam = self.K_factor.solve(b - ca.mtimes(self.Z.T, _matrix(y)))
+        step = ca.mtimes(self.Z, lam)
         combined = [[z_k[0] + step[k]] for k, z_k in enumerate(z)]
         return self.factor.finish(combined), lam
 
@@ -135,6 +132,12 @@ class ContactSystem:
                 part = ca.vertcat(SX.zeros(3, 1), part)
             rows.append(part.T)
         return ca.vertcat(*rows)
+
+
+def _matrix(rows: list[list[SX]]) -> SX:
+    """Rows of SX scalars (as :class:`casdyn.factorization.TreeLDLT` returns them) as one
+    matrix."""
+    return ca.vertcat(*[ca.horzcat(*row) for row in rows])
 
 
 def contact_dynamics(system: ContactSystem, tau_minus_h: SX, qd: SX, damping: SX) -> tuple:

@@ -314,10 +314,16 @@ def _require_regular_mass_matrix(model: Model, stages: _Stages, what: str) -> No
     stages.check_mass_matrix_regular()
 
 
+def _driving_force(model: Model, s: dict) -> SX:
+    """``tau + sum_b J_b^T fext_b - friction`` (nv x 1): what drives the motion besides
+    ``M qdd + C qd + g``, for forward and contact dynamics."""
+    return (s["tau"] + dynamics.external_torque(model, s["q"], s["fext"])
+            - dynamics.friction_torque(model, s["q"], s["qd"]))
+
+
 def _forward_dynamics(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     _require_regular_mass_matrix(model, stages, "forward dynamics")
-    tau = (s["tau"] + dynamics.external_torque(model, s["q"], s["fext"])
-           - dynamics.friction_torque(model, s["q"], s["qd"]))
+    tau = _driving_force(model, s)
     qdd = dynamics.forward_dynamics(stages.grouped, s["q"], s["qd"], tau)
     if model.floating_base and not model.has_mimic_joints:
         # ABA or the factorised M: whichever graph is smaller (on quadrupeds the factorised
@@ -446,9 +452,8 @@ def _contact_system(model: Model, s: dict, qd: SX, options: dict, stages: _Stage
 def _contact_dynamics(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     system = _contact_system(model, s, s["qd"], options, stages, "contact dynamics")
     h = stages.rnea(s["q"], s["qd"], SX.zeros(model.nv, 1), dynamics.gravity_acceleration(model))
-    r = (s["tau"] + dynamics.external_torque(model, s["q"], s["fext"]) - h
-         - dynamics.friction_torque(model, s["q"], s["qd"]))
-    qdd, forces = contacts.contact_dynamics(system, r, s["qd"], s["damping"])
+    qdd, forces = contacts.contact_dynamics(system, _driving_force(model, s) - h, s["qd"],
+                                            s["damping"])
     return [qdd, system.per_contact(forces)]
 
 
@@ -489,9 +494,9 @@ def _regressor(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX
     """``Y = d tau / d pi`` of the parametric inverse dynamics (no external force): exact,
     as tau is linear in pi, and free of pi."""
     pi = SX.sym("pi", identification.parameter_count(model))
-    parametric = identification.parametric(model, pi)
-    tau = (dynamics.rnea(parametric, s["q"], s["qd"], s["qdd"])
-           + dynamics.friction_torque(parametric, s["q"], s["qd"]))
+    no_force = {**s, "fext": SX.zeros(s["fext"].shape)}
+    (tau,) = _PARAMETRIC["inverse_dynamics"](identification.parametric(model, pi), no_force,
+                                             stages)
     return [ca.jacobian(tau, pi)]
 
 
@@ -502,8 +507,7 @@ _PARAMETRIC = {
         dynamics.rnea(m, s["q"], s["qd"], s["qdd"]) + dynamics.friction_torque(m, s["q"], s["qd"])
         - dynamics.external_torque(m, s["q"], s["fext"])],
     "forward_dynamics": lambda m, s, stages: [dynamics.forward_dynamics(
-        m, s["q"], s["qd"], s["tau"] + dynamics.external_torque(m, s["q"], s["fext"])
-        - dynamics.friction_torque(m, s["q"], s["qd"]))],
+        m, s["q"], s["qd"], _driving_force(m, s))],
     "mass_matrix": lambda m, s, stages: [dynamics.crba(m, s["q"])],
 }
 

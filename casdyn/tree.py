@@ -294,7 +294,7 @@ class RigidBodyTree:
     @cached_property
     def _base(self) -> tuple[np.ndarray, np.ndarray]:
         rng = np.random.default_rng(0)
-        Q = np.array([self.random_configuration(rng) for _ in range(50)])
+        Q = self.random_configuration(rng, n=50)  # the same draws as 50 single calls
         Qd, Qdd = rng.normal(size=(2, 50, self.nv))
         samples = self.regressor(Q, Qd, Qdd).reshape(50 * self.nv, len(self._pi))
         independent, K = identification.base_columns(samples)
@@ -350,14 +350,14 @@ class RigidBodyTree:
         robot, base-frame axes: ``[fx, fy, fz]`` if every contact is a point, else
         ``[nx, ny, nz, fx, fy, fz]`` about the contact point (zero moment for a point).
         """
-        return self._call("contact_dynamics", {"contacts": _contacts(contacts)}, q=q, qd=qd,
+        return self._call("contact_dynamics", {"contacts": contact_list(contacts)}, q=q, qd=qd,
                           tau=tau, fext=fext, damping=damping)
 
     def impulse_dynamics(self, q=None, qd_minus=None, contacts=(), restitution=0.0):
         """``(qd_plus, impulses)``: the velocities just after the contacts close,
         ``M (qd_plus - qd_minus) = J_c^T Lambda`` and ``J_c qd_plus = -restitution J_c
         qd_minus``; ``impulses`` per contact as ``forces`` in :meth:`contact_dynamics`."""
-        return self._call("impulse_dynamics", {"contacts": _contacts(contacts)}, q=q,
+        return self._call("impulse_dynamics", {"contacts": contact_list(contacts)}, q=q,
                           qd_minus=qd_minus, restitution=restitution)
 
     def get_transform(self, q, body: str, relative_to: str | None = None):
@@ -619,11 +619,6 @@ class RigidBodyTree:
         if name == "pi":
             return self._pi
         return self._no_force if name == "fext" else self._zeros
-
-
-def _contacts(contacts) -> tuple:
-    """``contacts`` as a hashable tuple of :class:`casdyn.Contact` for the Function key."""
-    return contact_list(contacts)
 
 
 def _point(point):
