@@ -115,16 +115,12 @@ class _Stages:
         the solve would return NaN or huge numbers."""
         if listed in self._independent:
             return
-        delassus = ca.Function("K", [q], [K])
-        rng = np.random.default_rng(0)
-        for _ in range(2):
-            values, vectors = np.linalg.eigh(
-                np.array(delassus(configuration.random(self.grouped, rng, bounded=True))))
-            if values[0] > 1e-10 * max(values[-1], 1e-300):
-                self._independent.add(listed)
-                return
+        null = _null_vector(self.grouped, q, K, 1e-10)
+        if null is None:
+            self._independent.add(listed)
+            return
         # the contacts whose forces can trade off against each other: the null vector's
-        null, at, involved = np.abs(vectors[:, 0]), 0, []
+        at, involved = 0, []
         for contact in listed:
             if null[at : at + contact.size].max() > 0.01 * null.max():
                 involved.append(f"{contact.kind} on {contact.body!r} at {contact.point}")
@@ -335,20 +331,29 @@ def _forward_dynamics(model: Model, s: dict, options: dict, stages: _Stages) -> 
     return [qdd]
 
 
+def _null_vector(model: Model, q: SX, matrix: SX, tolerance: float) -> np.ndarray | None:
+    """``|v|`` of the smallest eigenvalue of the symmetric ``matrix(q)`` if that eigenvalue is
+    at most ``tolerance`` times the largest at both of two random configurations (seeded,
+    bounded): the matrix is singular whatever ``q``; None where it is regular."""
+    evaluate = ca.Function("matrix", [q], [matrix])
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        values, vectors = np.linalg.eigh(
+            np.array(evaluate(configuration.random(model, rng, bounded=True))))
+        if values[0] > tolerance * max(values[-1], 1e-300):
+            return None
+    return np.abs(vectors[:, 0])
+
+
 def _refuse_singular_mass_matrix(model: Model) -> None:
     """A ModelError naming the joints of a null motion if ``M`` is singular at two random
     configurations (see :meth:`_Stages.check_mass_matrix_regular`)."""
     if model.nv == 0:
         return
     q = SX.sym("q", model.nq)
-    mass_matrix = ca.Function("M", [q], [dynamics.crba(model, q)])
-    rng = np.random.default_rng(0)
-    for _ in range(2):
-        M = np.array(mass_matrix(configuration.random(model, rng, bounded=True)))
-        eigenvalues, vectors = np.linalg.eigh(M)
-        if eigenvalues[0] > 1e-12 * max(eigenvalues[-1], 1e-300):
-            return
-    null = np.abs(vectors[:, 0])
+    null = _null_vector(model, q, dynamics.crba(model, q), 1e-12)
+    if null is None:
+        return
     names = [j.name for j in model.joints if np.any(
         null[j.idx_v : j.idx_v + JOINT_TYPES[j.kind].nv] > 0.1 * null.max())]
     raise ModelError(
