@@ -14,10 +14,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Collection
 from pathlib import Path
+from types import ModuleType
 
 import casadi as ca
 
+from . import entry
 from ._version import __version__
 from .errors import ExportError
 from .names import identifier
@@ -66,8 +69,9 @@ def library_path(directory: str | os.PathLike, basename: str) -> Path:
     return Path(directory) / f"lib{identifier(basename, 'casdyn')}{suffix}"
 
 
-def load_library(path: Path, symbols: list[str]) -> list[ca.Function]:
-    """The functions ``symbols`` of the compiled library ``path``, as ``casadi.Function``s.
+def load_library(path: Path, symbols: list[str], with_entry: bool = False):
+    """The functions ``symbols`` of the compiled library ``path``, as ``casadi.Function``s;
+    ``with_entry``: the pair (those Functions, the library's module :mod:`casdyn.entry`).
 
     The library is loaded through a private copy under a fresh name, removed again once
     loaded: the dynamic loader hands back an already loaded library for a path (or file) it
@@ -86,8 +90,9 @@ def load_library(path: Path, symbols: list[str]) -> list[ca.Function]:
     try:
         with os.fdopen(fd, "wb") as copy, open(path, "rb") as library:
             shutil.copyfileobj(library, copy)
-        return [ca.external(symbol, private) for symbol in symbols]
-    except (OSError, RuntimeError) as exc:
+        functions = [ca.external(symbol, private) for symbol in symbols]
+        return (functions, entry.load(Path(private))) if with_entry else functions
+    except (OSError, RuntimeError, ImportError) as exc:
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise ExportError(f"loading the compiled library {path} failed: {reason}") from None
     finally:
@@ -114,19 +119,24 @@ def cached_library(
     name: str,
     model_key: bytes,
     directory: str | os.PathLike | None = None,
-) -> list[ca.Function]:
+    vector_outputs: Collection[str] = (),
+) -> tuple[list[ca.Function], ModuleType | None]:
     """``functions`` compiled into a library kept in ``directory`` (default
     :func:`cache_directory`), in the same order, named by a hash of the model, the
     functions, the versions of casdyn and CasADi and the way the C is made: built the first
-    time, loaded afterwards.
+    time, loaded afterwards. Returns them with the library's Python entry point
+    (:mod:`casdyn.entry`; None where Python's or NumPy's C headers are missing), which
+    returns the outputs named in ``vector_outputs`` as 1-D arrays.
 
     Each library is written atomically, with its SHA-256 beside it (``.sha256``); a library
     whose bytes do not match (truncated, overwritten, foreign) or that fails to load is
     built again instead of being loaded.
     """
+    include = entry.include_flags()
+    entry_source = entry.source(functions, vector_outputs) if include else None
     digest = hashlib.sha256(pickle.dumps(
         (model_key, [f.serialize() for f in functions], ca.__version__, __version__,
-         DEFAULT_FLAGS, _GLOBAL_HELPER.pattern)
+         DEFAULT_FLAGS, _GLOBAL_HELPER.pattern, entry_source, include)
     )).hexdigest()[:16]
     basename = f"{identifier(name, 'casdyn')}_{digest}"
     chosen = directory is not None
@@ -151,12 +161,15 @@ def cached_library(
         if path.is_file() and checksum.is_file() and \
                 checksum.read_text().strip() == _sha256(path):
             try:
-                return load_library(path, symbols)
+                if include is None:
+                    return load_library(path, symbols), None
+                return load_library(path, symbols, with_entry=True)
             except ExportError:
                 pass  # bytes as written but unusable here: build it again
-        loaded = export_functions(functions, directory, basename)
+        built = _export(functions, directory, basename, DEFAULT_FLAGS + (include or ()),
+                        appended=entry_source)
         _write_atomically(checksum, _sha256(path) + "\n")
-        return loaded
+        return built
     except OSError as exc:
         raise ExportError(
             f"the compile cache {where} cannot be used: {exc.strerror or exc}; set "
@@ -193,13 +206,37 @@ def export_functions(
     With a ``prefix`` the C symbols are ``<prefix>_<name>``, so that the libraries of
     several robots link into one program. Nothing is written unless all of it succeeded.
     """
-    basename = identifier(basename, "casdyn")
     prefix = identifier(prefix, "casdyn") if prefix else ""
-    directory = Path(directory)
-    if directory.exists() and not directory.is_dir():
-        raise ExportError(f"cannot export into {directory}: it is a file, not a directory")
     cc = find_compiler(compiler) if compile else None
     renamed = [_renamed(f, prefix) for f in functions] if prefix else list(functions)
+    library = _write(renamed, Path(directory), identifier(basename, "casdyn"), cc, flags)
+    if library is None:
+        return list(functions)
+    loaded = load_library(library, [f.name() for f in renamed])
+    if not prefix:
+        return loaded
+    # the C symbol carries the prefix; the Function keeps the name it was exported under
+    return [f.wrap(original.name()) for f, original in zip(loaded, functions, strict=True)]
+
+
+def _export(functions: list[ca.Function], directory: Path, basename: str,
+            flags: tuple[str, ...], appended: str | None):
+    """``functions`` built into ``directory`` with the C ``appended`` (the entry point, or
+    None): the loaded Functions and the entry point's module (or None)."""
+    library = _write(functions, directory, basename, find_compiler(), flags, appended)
+    symbols = [f.name() for f in functions]
+    if appended is None:
+        return load_library(library, symbols), None
+    return load_library(library, symbols, with_entry=True)
+
+
+def _write(functions: list[ca.Function], directory: Path, basename: str, cc: str | None,
+           flags: tuple[str, ...], appended: str | None = None) -> Path | None:
+    """Generate ``basename.c`` / ``.h`` (the C ``appended`` at the end of the source) and,
+    with a compiler ``cc``, build the library; move them into ``directory`` once all of it
+    succeeded. Returns the library's path (None without ``cc``)."""
+    if directory.exists() and not directory.is_dir():
+        raise ExportError(f"cannot export into {directory}: it is a file, not a directory")
     try:
         directory.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=".casdyn-export-", dir=directory.parent))
@@ -207,11 +244,11 @@ def export_functions(
         raise ExportError(f"cannot export into {directory}: {exc.strerror or exc}") from None
     try:
         generator = ca.CodeGenerator(f"{basename}.c", {"with_header": True})
-        for function in renamed:
+        for function in functions:
             generator.add(function)
         generator.generate(str(scratch) + os.sep)
         source = scratch / f"{basename}.c"
-        source.write_text(private_helpers(source.read_text()))
+        source.write_text(private_helpers(source.read_text()) + (appended or ""))
         produced = [f"{basename}.c", f"{basename}.h"]
         if cc is not None:
             library = library_path(scratch, basename).name
@@ -228,10 +265,4 @@ def export_functions(
         raise ExportError(f"cannot export into {directory}: {exc.strerror or exc}") from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    if cc is None:
-        return list(functions)
-    loaded = load_library(directory / produced[-1], [f.name() for f in renamed])
-    if not prefix:
-        return loaded
-    # the C symbol carries the prefix; the Function keeps the name it was exported under
-    return [f.wrap(original.name()) for f, original in zip(loaded, functions, strict=True)]
+    return directory / produced[-1] if cc is not None else None

@@ -40,8 +40,9 @@ class _Workspace(threading.local):
     :meth:`RigidBodyTree.compile` replaces the whole workspace, in every thread at once."""
 
     def __init__(self):
-        # call-site key -> (Function key, SX Function, evaluator of it or its compiled twin)
-        self.single: dict[tuple, tuple[tuple, ca.Function, NumericEvaluator]] = {}
+        # call-site key -> (Function key, SX Function, evaluator of it or its compiled twin,
+        # compiled entry point or None)
+        self.single: dict[tuple, tuple] = {}
         # (Function key, chunk size) -> evaluator of the numeric Function mapped over it
         self.mapped: OrderedDict[tuple, NumericEvaluator] = OrderedDict()
 
@@ -61,6 +62,8 @@ class RigidBodyTree:
         self._model = model
         self._functions = FunctionCache(model)
         self._compiled: dict[tuple, ca.Function] = {}  # Function key -> compiled twin
+        # Function key -> (entry point's evaluate, index in its library), see casdyn.entry
+        self._native: dict[tuple, tuple] = {}
         self._workspace = _Workspace()
         self._home = _frozen(self.home_configuration())
         self._zeros = _frozen(np.zeros(model.nv))
@@ -440,9 +443,12 @@ class RigidBodyTree:
             functions += ["mass_matrix", "velocity_product", "gravity_torque", "center_of_mass"]
         keys = self._keys(functions)
         chosen = [self._functions.get_key(key) for key in keys]
-        compiled = export.cached_library(chosen, f"casdyn_{self.name}",
-                                         pickle.dumps(self._model), directory)
+        compiled, module = export.cached_library(chosen, f"casdyn_{self.name}",
+                                                 pickle.dumps(self._model), directory,
+                                                 VECTOR_OUTPUTS)
         self._compiled.update(zip(keys, compiled, strict=True))
+        if module is not None:
+            self._native.update((key, (module.evaluate, k)) for k, key in enumerate(keys))
         self._workspace = _Workspace()  # every thread's evaluators are made anew
         return self
 
@@ -504,7 +510,12 @@ class RigidBodyTree:
         entry = evaluators.get(call_key)
         if entry is None:
             entry = evaluators[call_key] = self._entry(name, options, no_fext)
-        key, function, evaluator = entry
+        key, function, evaluator, native = entry
+        if native is not None:  # the compiled entry point, None for input it does not take
+            evaluate, index, defaults = native
+            result = evaluate(index, values, defaults)
+            if result is not None:
+                return result
         fast = self._evaluate_fast(evaluator, values)
         if fast is not None:
             return fast
@@ -524,14 +535,18 @@ class RigidBodyTree:
         return self._evaluate_batch(key, evaluator.function, inputs, single, n)
 
     def _entry(self, name: str, options: dict | None, no_fext: bool):
-        """(Function key, SX Function, evaluator of the Function numbers run on)."""
+        """(Function key, SX Function, evaluator of the Function numbers run on, compiled
+        entry point as ``(evaluate, index, defaults)`` or None)."""
         clean = {k: v for k, v in (options or {}).items() if v is not None}
         if no_fext:
             clean["fext"] = False
         key = self._functions.key(name, **clean)
         function = self._functions.get_key(key)
         numeric = self._compiled.get(key, function)
-        return key, function, NumericEvaluator(numeric, VECTOR_OUTPUTS)
+        native = self._native.get(key)
+        if native is not None:
+            native = (*native, tuple(self._default(i) for i in function.name_in()))
+        return key, function, NumericEvaluator(numeric, VECTOR_OUTPUTS), native
 
     def _evaluate_fast(self, evaluator: NumericEvaluator, values: dict):
         """The buffer path for float arrays or lists of exactly the expected shapes; None for

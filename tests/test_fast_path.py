@@ -84,8 +84,67 @@ def test_compiled_library_is_cached_and_reused(cache, monkeypatch):
     def no_compiling(*args, **kwargs):
         raise AssertionError("the cached library should have been loaded")
 
-    monkeypatch.setattr(export, "export_functions", no_compiling)
+    monkeypatch.setattr(export, "_write", no_compiling)
     robot = casdyn.load_robot("planar_2link").compile(["gravity_torque"])
     assert robot.compiled_functions == ("gravity_torque",)
     assert_close(robot.gravity_torque([0.2, 0.3]),
                  casdyn.load_robot("planar_2link").gravity_torque([0.2, 0.3]))
+
+
+def _entry_calls(q, qd, x, fext):
+    """Calls covering what the compiled entry point handles: vector, matrix, sparse and
+    several outputs; matrix (fext) and scalar (damping) inputs; defaults."""
+    contacts = [casdyn.Contact("left_tool"), casdyn.Contact("right_tool", point=(0, 0, 0.1))]
+    return {
+        "inverse_dynamics": lambda r: r.inverse_dynamics(q, qd, x, fext),
+        "inverse_dynamics, defaults": lambda r: r.inverse_dynamics(q),
+        "forward_dynamics": lambda r: r.forward_dynamics(q, qd, x),
+        "mass_matrix": lambda r: r.mass_matrix(q),
+        "center_of_mass": lambda r: r.center_of_mass(q),
+        "geometric_jacobian": lambda r: r.geometric_jacobian(q, "left_tool"),
+        "contact_dynamics": lambda r: r.contact_dynamics(q, qd, x, contacts, fext, 2.5),
+        "kinetic_energy": lambda r: r.kinetic_energy(q, qd),
+    }, [("inverse_dynamics", {"fext": True}), ("inverse_dynamics", {"fext": False}),
+        ("forward_dynamics", {"fext": False}), "mass_matrix", "center_of_mass",
+        ("geometric_jacobian", {"body": "left_tool"}), "kinetic_energy",
+        ("contact_dynamics", {"contacts": contacts})]
+
+
+def test_compiled_entry_point_returns_what_the_sx_path_returns(cache):
+    """After compile() numeric calls go through the library's C entry point (casdyn.entry):
+    the same numbers, types, shapes and memory order as the SX path, in fresh arrays."""
+    q, qd, x, fext = random_state(casdyn.load_robot("torso_two_arms"))
+    calls, functions = _entry_calls(q, qd, x, fext)
+    plain = casdyn.load_robot("torso_two_arms")
+    robot = casdyn.load_robot("torso_two_arms").compile(functions)
+    assert len(robot._native) == len(functions)  # every one has its entry point
+    for name, call in calls.items():
+        want, got = call(plain), call(robot)
+        assert type(got) is type(want), name
+        for a, b in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want)),
+                        strict=True):
+            if isinstance(b, float):  # a scalar output (kinetic energy)
+                assert_close(a, b)
+                continue
+            assert isinstance(a, np.ndarray) and a.shape == b.shape, name
+            assert a.flags.c_contiguous and a.flags.writeable and a.flags.owndata, name
+            assert_close(a, b)
+    assert not np.shares_memory(robot.mass_matrix(q), robot.mass_matrix(q))
+
+
+def test_compiled_entry_point_reads_strided_and_fortran_arrays(cache):
+    q, qd, x, fext = random_state(casdyn.load_robot("torso_two_arms"))
+    robot = casdyn.load_robot("torso_two_arms").compile([("inverse_dynamics", {"fext": True})])
+    want = robot.inverse_dynamics(q, qd, x, fext)
+    columns = np.array([q, qd, x]).T  # columns of a C-ordered array: strided views
+    got = robot.inverse_dynamics(columns[:, 0], columns[:, 1], columns[:, 2],
+                                 np.asfortranarray(fext))
+    assert np.array_equal(got, want)
+    # what it does not take goes to the checked path: lists, integers, other shapes
+    assert_close(robot.inverse_dynamics(list(q), qd, x, fext.tolist()), want)
+    assert_close(robot.inverse_dynamics(np.zeros(9, dtype=int)),
+                 robot.inverse_dynamics(np.zeros(9)))
+    with pytest.raises(InputError, match="fext"):
+        robot.inverse_dynamics(q, qd, x, fext[:, :5])
+    with pytest.raises(InputError, match="qdd must be finite"):
+        robot.inverse_dynamics(q, qd, np.full(9, np.inf), fext)

@@ -1,0 +1,61 @@
+"""The Python entry point compiled into the libraries of :meth:`RigidBodyTree.compile`.
+
+CasADi's Python call of a compiled Function converts every argument to a ``DM`` (tens of
+microseconds); casdyn's buffer path (:mod:`casdyn.evaluator`) brings that to a few. The
+entry point (``entry.c``, appended to the generated C) goes the rest of the way: one C call
+reads the NumPy arguments, evaluates and returns fresh NumPy arrays. The library is then
+both a CasADi external and the extension module ``casdyn_entry``.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import sysconfig
+from collections.abc import Collection
+from pathlib import Path
+from types import ModuleType
+
+import casadi as ca
+import numpy as np
+
+SOURCE = Path(__file__).with_name("entry.c")
+MODULE = "casdyn_entry"
+# Functions with more instructions than this run without the GIL, so that numeric calls from
+# several threads run in parallel; below, releasing and taking it back costs more than the
+# evaluation (the UR5e's inverse dynamics has ~800)
+RELEASE_GIL = 20_000
+
+
+def include_flags() -> tuple[str, ...] | None:
+    """``-I`` flags for Python's and NumPy's C headers; None where either is missing (the
+    library is then built without the entry point)."""
+    python = Path(sysconfig.get_paths()["include"])
+    numpy = Path(np.get_include())
+    if not (python / "Python.h").is_file() or not (numpy / "numpy" / "arrayobject.h").is_file():
+        return None
+    return (f"-I{python}", f"-I{numpy}")
+
+
+def source(functions: list[ca.Function], vector_outputs: Collection[str]) -> str:
+    """The C of the entry point for ``functions`` (under their C names), to append to the C
+    that CasADi generated for them."""
+    rows = []
+    for f in functions:
+        name = f.name()
+        vector = "".join("1" if f.name_out(i) in vector_outputs else "0"
+                         for i in range(f.n_out()))
+        release = int(f.is_a("SXFunction") and f.n_instructions() > RELEASE_GIL)
+        rows.append(f"  {{{name}, {name}_work, {name}_sparsity_in, {name}_sparsity_out, "
+                    f"{name}_name_in, {f.n_in()}, {f.n_out()}, \"{vector}\", {release}}}")
+    table = "#define CASDYN_ENTRIES { \\\n" + ", \\\n".join(rows) + " \\\n}\n"
+    return f"\n/* casdyn entry point */\n{table}{SOURCE.read_text()}"
+
+
+def load(path: Path) -> ModuleType:
+    """The module ``casdyn_entry`` of the library ``path`` (not put in ``sys.modules``)."""
+    loader = importlib.machinery.ExtensionFileLoader(MODULE, str(path))
+    spec = importlib.util.spec_from_loader(MODULE, loader, origin=str(path))
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
