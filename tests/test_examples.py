@@ -47,11 +47,22 @@ def test_trajectory_optimization_converges_and_plots(tmp_path):
 
 
 def test_mpc_tracks_and_plots(tmp_path):
+    """The real-time iteration: every QP solved, tracking within limits (times not checked)."""
     out = run("mpc.py", "--quick", "--plot-dir", str(tmp_path))
-    assert "20 of 20 solves converged" in out
+    assert "40 of 40 solves converged" in out
     rms = float(re.search(r"RMS (\S+) rad", out).group(1))
-    assert rms < 0.1
+    assert rms < 0.03
+    for quantity in ("tau", "qd"):
+        peak, limit = re.search(rf"peak \|{quantity}\| per joint \[[^]]*\]: \[(.*?)\] "
+                                r"limits \[(.*?)\]", out, re.DOTALL).groups()
+        assert np.all(np.array(peak.split(), float) <= np.array(limit.split(), float) + 0.01)
     assert (tmp_path / "mpc.png").stat().st_size > 10_000
+
+
+def test_mpc_with_ipopt_for_comparison():
+    out = run("mpc.py", "--quick", "--solver", "ipopt")
+    assert "Ipopt to convergence" in out and "40 of 40 solves converged" in out
+    assert float(re.search(r"RMS (\S+) rad", out).group(1)) < 0.03
 
 
 @pytest.mark.parametrize("into_directory", [False, True])
