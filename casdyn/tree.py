@@ -400,7 +400,7 @@ class RigidBodyTree:
         compile: bool = True,
         *,
         compiler: str | None = None,
-        flags: tuple[str, ...] = export.DEFAULT_FLAGS,
+        flags: tuple[str, ...] | None = None,
         prefix: str | None = None,
     ) -> dict[str, ca.Function]:
         """Export Functions as C source and header, compile them to a shared library with the
@@ -411,8 +411,11 @@ class RigidBodyTree:
         None for every function — the body-specific ones for each leaf body (the tool
         frames); the contact functions only when listed with their ``contacts``. Returns
         Function name → loaded ``casadi.Function`` (the SX functions when ``compile`` is
-        False). Files are ``casdyn_<robot>.c``, ``.h`` and
-        ``libcasdyn_<robot>.so``; a failed export writes none. The C symbols are
+        False). Files are ``casdyn_<robot>.c``, ``.h`` and ``libcasdyn_<robot>.so``, and
+        ``casdyn_<robot>_<Function name>.c`` for each function of
+        ``casdyn.export.LARGE_FUNCTION`` instructions or more (compiled in parallel, with
+        ``-O1`` unless ``flags`` are given; default flags ``-O3 -fPIC -shared``); a failed
+        export writes none. The C symbols are
         ``<prefix>_<Function name>`` (``prefix`` defaults to the robot's name), so that
         several robots' libraries link into one program; ``prefix=""`` keeps the plain
         names. The loaded Functions keep their names.

@@ -6,6 +6,7 @@ import ctypes
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import casadi as ca
 import numpy as np
@@ -14,7 +15,7 @@ from conftest import assert_close
 
 import casdyn
 import casdyn.export
-from casdyn import ExportError
+from casdyn import ExportError, export
 from casdyn.functions import SIGNATURES
 
 
@@ -182,3 +183,67 @@ def test_a_damaged_cached_library_is_rebuilt(tmp_path, damage):
         library.with_name(library.name + ".sha256").unlink()
     result = run()
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+def _logging_compiler(tmp_path) -> tuple[str, Path]:
+    """A C compiler that appends its arguments to a log, then runs the real one."""
+    log = tmp_path / "cc.log"
+    script = tmp_path / "logging-cc"
+    script.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec {export.find_compiler()} "$@"\n')
+    script.chmod(0o755)
+    return str(script), log
+
+
+def test_large_functions_get_files_of_their_own_compiled_in_parallel_at_O1(tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.setattr(export, "LARGE_FUNCTION", 2_000)  # the UR5e's derivatives are large
+    robot = casdyn.load_robot("ur5e")
+    names = ["inverse_dynamics", "mass_matrix", "inverse_dynamics_derivatives",
+             "forward_dynamics_derivatives"]
+    assert [robot.function(n).n_instructions() >= 2_000 for n in names] == [
+        False, False, True, True]
+    compiler, log = _logging_compiler(tmp_path)
+    loaded = robot.export_c(tmp_path / "out", names, compiler=compiler)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "casdyn_ur5e.c", "casdyn_ur5e.h", "casdyn_ur5e_forward_dynamics_derivatives.c",
+        "casdyn_ur5e_inverse_dynamics_derivatives.c", "libcasdyn_ur5e.so"]
+    header = (tmp_path / "out" / "casdyn_ur5e.h").read_text()
+    assert all(f"int ur5e_{n}(const casadi_real** arg" in header for n in names)
+    commands = log.read_text().splitlines()
+    compiled = {c.split(" -c ")[1].split()[0]: c.split()[0] for c in commands if " -c " in c}
+    assert compiled == {"casdyn_ur5e.c": "-O3", "casdyn_ur5e_inverse_dynamics_derivatives.c": "-O1",
+                        "casdyn_ur5e_forward_dynamics_derivatives.c": "-O1"}
+    assert len(commands) == 4 and "-shared" in commands[-1]  # three objects, one link
+    rng = np.random.default_rng(0)
+    for name in names:
+        sx = robot.function(name)
+        args = random_inputs(sx, rng)
+        for ours, theirs in zip(loaded[name].call(args), sx.call(args), strict=True):
+            assert_close(ours.full(), theirs.full())
+    # given flags are used for every file
+    log.unlink()
+    robot.export_c(tmp_path / "again", names, compiler=compiler, flags=("-O2", "-fPIC",
+                                                                         "-shared"))
+    assert all(c.startswith("-O2") for c in log.read_text().splitlines())
+
+
+def test_a_failing_part_leaves_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(export, "LARGE_FUNCTION", 2_000)
+    with pytest.raises(ExportError, match=r"compiling casdyn_ur5e\S*\.c failed"):
+        casdyn.load_robot("ur5e").export_c(
+            tmp_path / "out", ["gravity_torque", "inverse_dynamics_derivatives"],
+            flags=("-O1", "--no-such-flag-for-cc"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_compile_with_large_functions_keeps_the_entry_point(tmp_path, monkeypatch):
+    monkeypatch.setattr(export, "LARGE_FUNCTION", 2_000)
+    monkeypatch.setenv("CASDYN_CACHE", str(tmp_path))
+    plain = casdyn.load_robot("ur5e")
+    robot = casdyn.load_robot("ur5e").compile(["gravity_torque",
+                                               "inverse_dynamics_derivatives"])
+    assert len(robot._native) == 2
+    q, qd, qdd = plain.random_configuration(3), np.ones(6), np.arange(6.0)
+    for ours, theirs in zip(robot.inverse_dynamics_derivatives(q, qd, qdd),
+                            plain.inverse_dynamics_derivatives(q, qd, qdd), strict=True):
+        assert_close(ours, theirs)
