@@ -327,6 +327,49 @@ def regressor_table(ur5e_urdf: str, rounds: int, calls: int) -> str:
                   "ratio", "max |diff|"], rows)
 
 
+EXPORTED = ("inverse_dynamics", "forward_dynamics", "mass_matrix", "velocity_product",
+            "gravity_torque", "bias_force", "inverse_dynamics_derivatives",
+            "forward_dynamics_derivatives")
+
+
+def export_time(urdf: str) -> str:
+    """Wall time of ``export_c`` (default flags) of the floating TALOS's dynamics and both
+    derivative functions, from a fresh process (the Functions built there too)."""
+    script = (
+        "import sys, time, tempfile, casdyn\n"
+        "robot = casdyn.load_urdf(sys.stdin.read(), floating_base=True)\n"
+        f"names = {EXPORTED!r}\n"
+        "started = time.perf_counter()\n"
+        "sizes = [robot.function(n).n_instructions() for n in names]\n"
+        "built = time.perf_counter()\n"
+        "with tempfile.TemporaryDirectory() as d:\n"
+        "    robot.export_c(d, names)\n"
+        "print(built - started, time.perf_counter() - built, sum(sizes))\n")
+    out = subprocess.run([sys.executable, "-c", script], input=urdf, capture_output=True,
+                         text=True, check=True).stdout.split()
+    build, export, size = float(out[0]), float(out[1]), int(out[2])
+    return table(["floating TALOS: ID, FD, M, C qd, g, C qd + g, d(ID), d(FD)", "value"],
+                 [["instructions in all", f"{size:,}"],
+                  ["building the Functions [s]", f"{build:.1f}"],
+                  ["export_c: C, compiled, loaded [s]", f"{export:.1f}"]])
+
+
+def realtime_mpc() -> str:
+    """examples/mpc.py's closed loop (300 steps at 100 Hz): RTI with HPIPM vs Ipopt."""
+    sys.path.insert(0, str(HERE.parent / "examples"))
+    import mpc
+
+    rows = []
+    for solver, label in (("rti", "real-time iteration, HPIPM"),
+                          ("ipopt", "Ipopt to convergence")):
+        solve_ms, error = mpc.main(steps=mpc.STEPS, solver=solver)
+        rows.append([label, f"{np.median(solve_ms):.2f}", f"{np.percentile(solve_ms, 95):.2f}",
+                     f"{solve_ms.max():.2f}", f"{np.sum(solve_ms <= 1e3 * mpc.DT)} of "
+                     f"{len(solve_ms)}", f"{np.sqrt(np.mean(error ** 2)):.4f}"])
+    return table(["UR5e MPC, 100 Hz, horizon 25", "median [ms]", "p95 [ms]", "max [ms]",
+                  "within 10 ms", "tracking RMS [rad]"], rows)
+
+
 def machine() -> str:
     cpu = next((line.split(":", 1)[1].strip() for line in
                 Path("/proc/cpuinfo").read_text().splitlines() if "model name" in line),
@@ -358,6 +401,8 @@ def main() -> None:
         ("Scaling over random chains (compiled, per call; exponent of a log-log fit)",
          scaling(bench_models, results)),
         ("Construction time", construction(bench_models["chain48"][0])),
+        ("Real-time MPC (examples/mpc.py, UR5e, 300 closed-loop steps, every solve timed)",
+         realtime_mpc()),
         ("Identification: the joint-torque regressor, compiled, vs Pinocchio's "
          "computeJointTorqueRegressor, one process", regressor_table(ur5e[0], rounds, calls)),
     ]
@@ -367,6 +412,8 @@ def main() -> None:
          floating_graph_sizes(urdfs)),
         ("Floating base: compiled speed vs Pinocchio's C++ (JointModelFreeFlyer), one process",
          floating_speed(urdfs, rounds, calls)),
+        ("Export time (default flags, a fresh process; large functions in files of their "
+         "own at -O1, compiled in parallel)", export_time(urdfs["TALOS"])),
         ("Task space and contacts: graph sizes (SX n_instructions) vs adam",
          task_graph_sizes(urdfs)),
         ("Task space and contacts: compiled speed vs Pinocchio's C++, one process (solo12: "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import sys
 import sysconfig
 from collections.abc import Collection
 from pathlib import Path
@@ -28,13 +29,16 @@ RELEASE_GIL = 20_000
 
 
 def include_flags() -> tuple[str, ...] | None:
-    """``-I`` flags for Python's and NumPy's C headers; None where either is missing (the
-    library is then built without the entry point)."""
+    """Flags for Python's and NumPy's C headers (and macOS's lookup of Python's symbols at
+    load time); None where either header is missing (the library is then built without the
+    entry point)."""
     python = Path(sysconfig.get_paths()["include"])
     numpy = Path(np.get_include())
     if not (python / "Python.h").is_file() or not (numpy / "numpy" / "arrayobject.h").is_file():
         return None
-    return (f"-I{python}", f"-I{numpy}")
+    # macOS links an extension's Python symbols when the interpreter loads it
+    lookup = ("-undefined", "dynamic_lookup") if sys.platform == "darwin" else ()
+    return (f"-I{python}", f"-I{numpy}", *lookup)
 
 
 def source(functions: list[ca.Function], vector_outputs: Collection[str]) -> str:
