@@ -18,6 +18,7 @@ from . import (
     centroidal,
     configuration,
     contacts,
+    derivatives,
     dynamics,
     identification,
     kinematics,
@@ -364,13 +365,48 @@ def _refuse_singular_mass_matrix(model: Model) -> None:
     )
 
 
+# Below this many (joint velocity, velocity at or above it) pairs both derivative graphs are
+# cheap to build, and the smaller is kept: AD's on short limbs (arms, quadrupeds: 0.6-0.9 of
+# the analytical graph), the analytical one on long chains and humanoids (chain12 0.46,
+# TALOS 0.70, chain24 0.30 of AD's). Above it, the analytical graph.
+_DERIVATIVE_COMPARE_PAIRS = 400
+
+
 def _inverse_dynamics_partials(model: Model, s: dict, options: dict,
                                stages: _Stages) -> list[SX]:
-    """d tau / dq (in the tangent space, nv columns) and d tau / dqd of inverse dynamics, by
-    CasADi's AD on its SX graph."""
+    """d tau / dq (in the tangent space, nv columns) and d tau / dqd of inverse dynamics: by
+    the analytical recursions of :mod:`casdyn.derivatives` or by CasADi's AD on the SX
+    graph of inverse dynamics, whichever graph is smaller (AD only with mimic joints)."""
     (tau,) = _inverse_dynamics(model, s, options, stages)
-    return [in_tangent_space(model, ca.jacobian(tau, s["q"]), s["q"]),
-            ca.jacobian(tau, s["qd"])]
+
+    def by_ad() -> list[SX]:
+        return [in_tangent_space(model, ca.jacobian(tau, s["q"]), s["q"]),
+                ca.jacobian(tau, s["qd"])]
+
+    if model.has_mimic_joints:
+        return by_ad()
+    dq, dqd = derivatives.rnea_derivatives(stages.grouped, s["q"], s["qd"], s["qdd"],
+                                           dynamics.gravity_acceleration(model), s["fext"])
+    if model.joint_friction:
+        dqd = dqd + ca.jacobian(dynamics.friction_torque(model, s["q"], s["qd"]), s["qd"])
+    analytical = [dq, dqd]
+    if _velocity_pairs(model) > _DERIVATIVE_COMPARE_PAIRS:
+        return analytical
+    inputs = [s[name] for name in ("q", "qd", "qdd", "fext")]
+    no_fext = SX.zeros(s["fext"].shape)
+
+    def size(partials: list[SX]) -> int:  # with and without the external forces
+        plain = ca.substitute(partials, [s["fext"]], [no_fext])
+        return (ca.Function("c", inputs, partials).n_instructions()
+                + ca.Function("c", inputs, plain).n_instructions())
+
+    return min((by_ad(), analytical), key=size)
+
+
+def _velocity_pairs(model: Model) -> int:
+    """The number of (velocity, velocity of the same or an ancestor joint) pairs."""
+    nv = [JOINT_TYPES[joint.kind].nv for joint in model.joints]
+    return sum(nv[i] * sum(nv[j] for j in model.support(i)) for i in range(len(nv)))
 
 
 def in_tangent_space(model: Model, jacobian: SX, q: SX) -> SX:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import casadi as ca
 import numpy as np
 import pytest
-from conftest import assert_close, random_state
+from conftest import assert_close, load_case, random_state
 from pinocchio_reference import Reference, aba_derivatives, rnea_derivatives
+from random_trees import random_urdf
 
 import casdyn
+from casdyn import derivatives, dynamics
+from casdyn.functions import in_tangent_space
 
 
 @pytest.mark.parametrize("method, pinocchio", [
@@ -51,8 +55,6 @@ def test_derivatives_with_external_forces_match_finite_differences(name):
 
 def test_hessian_of_a_scalar_cost_through_the_functions():
     """A torque-squared cost differentiated twice by CasADi equals its finite difference."""
-    import casadi as ca
-
     robot = casdyn.load_robot("planar_2link")
     q = ca.SX.sym("q", robot.nq)
     cost = ca.sumsqr(robot.gravity_torque(q))
@@ -88,3 +90,58 @@ def test_rk4_step_is_fourth_order(floating_base):
         return np.abs(integrate(h, 1) - integrate(h / 64, 64)).max()
 
     assert 28 < one_step_error(0.02) / one_step_error(0.01) < 36
+
+
+ANALYTICAL_CASES = [(kind, key, floating) for floating in (False, True) for kind, key in
+                    [("shipped", "torso_two_arms"), ("shipped", "solo12"), ("random", 3),
+                     ("random", 5), ("random", 6)]]
+
+
+@pytest.mark.parametrize("case", ANALYTICAL_CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}")
+def test_analytical_rnea_derivatives_equal_ad(case):
+    """casdyn.derivatives against CasADi's AD through RNEA minus the external torques, on
+    the plain model and on the grouped one the Functions use, with external forces on every
+    body; random trees with planar and floating joints inside, fixed and floating bases."""
+    robot, _ = load_case(case)
+    stages = robot._functions._stages
+    rng = np.random.default_rng(7)
+    for model in (robot.model, stages.grouped):
+        q, qd, qdd = (ca.SX.sym(n, size) for n, size in (("q", model.nq), ("qd", model.nv),
+                                                          ("qdd", model.nv)))
+        fext = ca.SX.sym("fext", len(model.bodies), 6)
+        gravity = dynamics.gravity_acceleration(model)
+        tau = dynamics.rnea(model, q, qd, qdd, gravity) - dynamics.external_torque(model, q,
+                                                                                   fext)
+        expected = ca.Function("ad", [q, qd, qdd, fext], [
+            in_tangent_space(model, ca.jacobian(tau, q), q), ca.jacobian(tau, qd)])
+        actual = ca.Function("analytical", [q, qd, qdd, fext],
+                             list(derivatives.rnea_derivatives(model, q, qd, qdd, gravity, fext)))
+        state = [robot.random_configuration(rng), *rng.normal(size=(2, model.nv)),
+                 rng.normal(size=(len(model.bodies), 6))]
+        for a, b in zip(actual(*state), expected(*state), strict=True):
+            assert_close(a.full(), b.full())
+
+
+@pytest.mark.parametrize("floating_base", [False, True])
+def test_long_chains_take_the_analytical_derivatives(floating_base):
+    """On a 16-link chain the analytical graph is the smaller (less than half of AD's): it is
+    the one the Function holds, and it agrees with Pinocchio's computeRNEADerivatives and
+    computeABADerivatives."""
+    text = random_urdf(11, n_links=16, chain=True, multi_dof=True)
+    robot = casdyn.load_urdf(text, floating_base=floating_base)
+    model, s = robot.model, {"q": ca.SX.sym("q", robot.nq), "qd": ca.SX.sym("qd", robot.nv),
+                             "qdd": ca.SX.sym("qdd", robot.nv)}
+    tau = robot.inverse_dynamics(s["q"], s["qd"], s["qdd"])
+    ad = ca.Function("ad", list(s.values()), [
+        in_tangent_space(model, ca.jacobian(tau, s["q"]), s["q"]), ca.jacobian(tau, s["qd"]),
+        robot.mass_matrix(s["q"])])
+    chosen = robot.function("inverse_dynamics_derivatives", fext=False)
+    assert chosen.n_instructions() < 0.6 * ad.n_instructions()
+    reference = Reference(text, robot.joint_names, robot.body_names,
+                          floating_base=floating_base)
+    q, qd, x, _ = random_state(robot, 2)
+    for method, pinocchio in [("inverse_dynamics_derivatives", rnea_derivatives),
+                              ("forward_dynamics_derivatives", aba_derivatives)]:
+        for ours, theirs in zip(getattr(robot, method)(q, qd, x),
+                                pinocchio(reference, q, qd, x), strict=True):
+            assert_close(ours, theirs, rtol=1e-8)

@@ -1,0 +1,144 @@
+"""Analytical derivatives of inverse dynamics with respect to ``q`` and ``qd``.
+
+The recursions of Carpentier & Mansard ("Analytical derivatives of rigid body dynamics
+algorithms", RSS 2018), derived here in the base frame for joints whose motion-subspace
+columns are fixed in their child body (revolute, prismatic, planar and free joints; a
+derivative along ``q`` is the tangent-space one, ``q ⊕ dv``).
+
+Moving a coordinate ``d`` of joint ``j`` (base-frame column ``s``) moves j's subtree
+rigidly with the twist ``s``. With ``λ`` the body j hangs from, every body ``i`` below gets
+
+* ``d v_i = s x v_i - w``, ``w = s x v_λ``;
+* ``d a_i = s x a_i - s x a_λ - w x (v_i - v_λ)``;
+* ``d f_i = s x* f_i - I_i α - B_i w``, ``α = s x a_λ + v_λ x w``, with the body force
+  ``f_i = I_i a_i + v_i x* I_i v_i`` and ``B_i w = I_i (w x v_i) + w x* (I_i v_i) +
+  v_i x* (I_i w)``.
+
+The rigid part ``s x* f`` cancels against the turn of the subspace columns of the joints
+below j, so with composite (subtree) sums ``Ic``, ``Bc``, ``Fc`` and the external forces'
+``Fext``:
+
+* for a column ``S_c`` of a joint ``i`` at or below j:
+  ``dtau_c/dq_d = -(Ic_i S_c) . α - (Bc_i^T S_c) . w - s . (S_c x* Fext_i)``;
+* for a column of a joint above j: ``dtau_c/dq_d = S_c . (s x* Fc_j - Ic_j α - Bc_j w)``.
+
+The rates move ``v_i`` by ``s`` and ``a_i`` by ``s x v_i + β``, ``β = (v_j + v_λ) x s``, so
+``d f_i = B_i s + I_i β``, and the same two cases give ``dtau/dqd`` from
+``(Ic_i S_c) . β + (Bc_i^T S_c) . s`` and ``S_c . (Bc_j s + Ic_j β)``. Each pair of
+columns costs a few dot products of 6-vectors, instead of AD's pass through the subtree.
+"""
+
+from __future__ import annotations
+
+import casadi as ca
+
+from .kinematics import base_poses, joint_states
+from .model import Model
+from .spatial import SX, RigidInertia, cross_motion, skew
+
+
+def cross_force(v: SX, f: SX) -> SX:
+    """``v x* f`` for a motion ``v`` and a force ``f`` (RBDA eq. 2.32)."""
+    w, u = v[:3], v[3:]
+    return ca.vertcat(ca.cross(w, f[:3]) + ca.cross(u, f[3:]), ca.cross(w, f[3:]))
+
+
+def _coriolis_block(inertia: RigidInertia, v: SX) -> tuple[SX, SX]:
+    """``(P, l)``: the operator ``B w = I (w x v) + w x* (I v) + v x* (I w)`` of a body,
+    which sees only the angular part ``w_a`` of ``w``: ``B w = [P w_a; 2 w_a x l]`` with
+    ``l`` the body's linear momentum (for ``w = [0; u]`` the three terms cancel). With
+    ``v = [ω; u]``, the momentum ``[n; l] = I v`` and ``I = [I_o, h x; (h x)^T, m]``:
+    ``P = ω x I_o - I_o ω x - u x h x - h x u x - n x``."""
+    w, u = v[:3], v[3:]
+    momentum = inertia.apply(v)
+    K = ca.mtimes(skew(w), inertia.I)
+    uh = ca.mtimes(inertia.h, u.T)
+    P = K + K.T - uh - uh.T + 2 * ca.dot(u, inertia.h) * SX.eye(3) - skew(momentum[:3])
+    return P, momentum[3:]
+
+
+def rnea_derivatives(model: Model, q: SX, qd: SX, qdd: SX, a_base: SX,
+                     fext: SX | None = None) -> tuple[SX, SX]:
+    """``(dtau/dq, dtau/dqd)`` (nv x nv each) of ``rnea(model, q, qd, qdd, a_base)`` minus
+    ``external_torque(model, q, fext)`` (``fext`` n_bodies x 6 or None), for a model
+    without mimic joints; ``dtau/dq`` in the tangent space."""
+    states = joint_states(model, q)
+    poses = base_poses(model, states)
+    n = len(model.joints)
+    S = [states[i].type.base_subspace(poses[i]) for i in range(n)]  # 6 x nv_i, base frame
+    v: list = [None] * n  # body velocities, base frame
+    a: list = [None] * n  # spatial accelerations (not classical), base frame
+    inertia: list = [None] * n  # body inertias about the base origin, base axes
+    f: list = [None] * n  # body forces, base frame
+    P: list = [None] * n  # angular blocks of the bodies' B (see _coriolis_block)
+    momentum: list = [None] * n  # linear momenta, base frame
+    for i in model.order:
+        parent = model.joints[i].parent
+        vJ = ca.mtimes(S[i], states[i].rates(qd))
+        v[i] = vJ if parent < 0 else v[parent] + vJ
+        a_parent = a_base if parent < 0 else a[parent]
+        a[i] = a_parent + ca.mtimes(S[i], states[i].rates(qdd)) + cross_motion(v[i], vJ)
+        inertia[i] = poses[i].rigid_inertia_to_parent(
+            RigidInertia.constant(model.joints[i].inertia))
+        P[i], momentum[i] = _coriolis_block(inertia[i], v[i])
+        f[i] = inertia[i].apply(a[i]) + cross_force(v[i], ca.vertcat(
+            ca.mtimes(inertia[i].I, v[i][:3]) + ca.cross(inertia[i].h, v[i][3:]), momentum[i]))
+    Ic = model.subtree_sums(inertia)
+    Pc = model.subtree_sums(P)
+    Lc = model.subtree_sums(momentum)
+    Fc = model.subtree_sums(f)
+
+    def coriolis(i: int, m: SX) -> SX:
+        """``Bc_i m`` (6 x 1) for the subtree of joint i."""
+        return ca.vertcat(ca.mtimes(Pc[i], m[:3]), 2 * ca.cross(m[:3], Lc[i]))
+
+    Fext = None
+    if fext is not None:
+        per_joint = [SX.zeros(6, 1) for _ in range(n)]
+        for b, body in enumerate(model.bodies):
+            if body.joint >= 0:
+                per_joint[body.joint] = per_joint[body.joint] + fext[b, :].T
+        Fext = model.subtree_sums(per_joint)
+
+    below: list[list[int]] = [[] for _ in range(n)]  # each joint and the joints under it
+    for i in range(n):
+        for j in model.support(i):
+            below[j].append(i)
+    # per column c of joint i: Ic_i S_c, Bc_i^T S_c and S_c x* Fext_i
+    rows = {}
+    for i in range(n):
+        for k, c in enumerate(states[i].columns):
+            s_c = S[i][:, k]
+            # Bc_i^T S_c: only its angular part is not zero
+            rows[c] = (Ic[i].apply(s_c),
+                       ca.mtimes(Pc[i].T, s_c[:3]) + 2 * ca.cross(Lc[i], s_c[3:]),
+                       None if Fext is None else cross_force(s_c, Fext[i]))
+
+    dq = SX.zeros(model.nv, model.nv)
+    dqd = SX.zeros(model.nv, model.nv)
+    for j in range(n):
+        parent = model.joints[j].parent
+        v_parent = SX.zeros(6, 1) if parent < 0 else v[parent]
+        a_parent = a_base if parent < 0 else a[parent]
+        above = model.support(j)[1:]
+        for k, d in enumerate(states[j].columns):
+            s = S[j][:, k]
+            w = cross_motion(s, v_parent)
+            alpha = cross_motion(s, a_parent) + cross_motion(v_parent, w)
+            beta = cross_motion(v[j] + v_parent, s)
+            for i in below[j]:
+                for c in states[i].columns:
+                    r_inertia, r_coriolis, r_fext = rows[c]
+                    dq[c, d] = -(ca.dot(r_inertia, alpha) + ca.dot(r_coriolis, w[:3]))
+                    if r_fext is not None:
+                        dq[c, d] = dq[c, d] - ca.dot(s, r_fext)
+                    dqd[c, d] = ca.dot(r_inertia, beta) + ca.dot(r_coriolis, s[:3])
+            if not above:
+                continue
+            phi = cross_force(s, Fc[j]) - Ic[j].apply(alpha) - coriolis(j, w)
+            phi_rate = coriolis(j, s) + Ic[j].apply(beta)
+            for i in above:
+                for kk, c in enumerate(states[i].columns):
+                    dq[c, d] = ca.dot(S[i][:, kk], phi)
+                    dqd[c, d] = ca.dot(S[i][:, kk], phi_rate)
+    return dq, dqd
