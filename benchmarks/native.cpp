@@ -45,10 +45,29 @@ static void time_regressor(const pinocchio::Model& model, pinocchio::Data& data,
   std::printf("Y %.2f %.2f %.3g\n", median(t[0]), median(t[1]), diff);
 }
 
+// Pinocchio's matrix in casdyn's velocity order (a floating base's twist angular first)
+static Eigen::MatrixXd permuted(const Eigen::MatrixXd& m, const std::vector<int>& order) {
+  const int n = static_cast<int>(order.size());
+  Eigen::MatrixXd out(n, n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) out(i, j) = m(order[i], order[j]);
+  return out;
+}
+
+static Eigen::MatrixXd symmetric(const Eigen::MatrixXd& m) {  // from the upper triangle
+  Eigen::MatrixXd full = m.triangularView<Eigen::Upper>();
+  full.triangularView<Eigen::StrictlyLower>() = full.transpose();
+  return full;
+}
+
 static void time_derivatives(const pinocchio::Model& model, pinocchio::Data& data, void* lib,
                              const std::vector<Eigen::VectorXd>& q,
                              const std::vector<Eigen::VectorXd>& v,
-                             const std::vector<Eigen::VectorXd>& a, int rounds, int calls) {
+                             const std::vector<Eigen::VectorXd>& a,
+                             const std::vector<Eigen::VectorXd>& cq,
+                             const std::vector<Eigen::VectorXd>& cv,
+                             const std::vector<Eigen::VectorXd>& ca,
+                             const std::vector<int>& order_v, int rounds, int calls) {
   const int n = model.nv;
   Generated did(lib, "inverse_dynamics_derivatives_nofext"),
       dfd(lib, "forward_dynamics_derivatives_nofext");
@@ -57,21 +76,21 @@ static void time_derivatives(const pinocchio::Model& model, pinocchio::Data& dat
   double diff[2] = {0, 0};
   const std::string id_name = "inverse_dynamics_derivatives_nofext",
                     fd_name = "forward_dynamics_derivatives_nofext";
-  did({q[0].data(), v[0].data(), a[0].data()}, {o1.data(), o2.data(), o3.data()});
+  did({cq[0].data(), cv[0].data(), ca[0].data()}, {o1.data(), o2.data(), o3.data()});
   pinocchio::computeRNEADerivatives(model, data, q[0], v[0], a[0]);
-  diff[0] = std::max({matrix_diff(did.dense(lib, id_name, 0, o1.data()).data(), data.dtau_dq, false),
-                      matrix_diff(did.dense(lib, id_name, 1, o2.data()).data(), data.dtau_dv, false),
-                      matrix_diff(did.dense(lib, id_name, 2, o3.data()).data(), data.M, true)});
-  dfd({q[0].data(), v[0].data(), a[0].data()}, {o1.data(), o2.data(), o3.data()});
+  diff[0] = std::max({matrix_diff(did.dense(lib, id_name, 0, o1.data()).data(), permuted(data.dtau_dq, order_v), false),
+                      matrix_diff(did.dense(lib, id_name, 1, o2.data()).data(), permuted(data.dtau_dv, order_v), false),
+                      matrix_diff(did.dense(lib, id_name, 2, o3.data()).data(), permuted(symmetric(data.M), order_v), false)});
+  dfd({cq[0].data(), cv[0].data(), ca[0].data()}, {o1.data(), o2.data(), o3.data()});
   pinocchio::computeABADerivatives(model, data, q[0], v[0], a[0]);
-  diff[1] = std::max({matrix_diff(dfd.dense(lib, fd_name, 0, o1.data()).data(), data.ddq_dq, false),
-                      matrix_diff(dfd.dense(lib, fd_name, 1, o2.data()).data(), data.ddq_dv, false),
-                      matrix_diff(dfd.dense(lib, fd_name, 2, o3.data()).data(), data.Minv, true)});
+  diff[1] = std::max({matrix_diff(dfd.dense(lib, fd_name, 0, o1.data()).data(), permuted(data.ddq_dq, order_v), false),
+                      matrix_diff(dfd.dense(lib, fd_name, 1, o2.data()).data(), permuted(data.ddq_dv, order_v), false),
+                      matrix_diff(dfd.dense(lib, fd_name, 2, o3.data()).data(), permuted(symmetric(data.Minv), order_v), false)});
   std::vector<double> t[4];
   for (int r = 0; r < rounds; ++r) {
-    t[0].push_back(time_calls(calls, [&](int k) { did({q[k].data(), v[k].data(), a[k].data()}, {o1.data(), o2.data(), o3.data()}); sink = sink + o1[0]; }));
+    t[0].push_back(time_calls(calls, [&](int k) { did({cq[k].data(), cv[k].data(), ca[k].data()}, {o1.data(), o2.data(), o3.data()}); sink = sink + o1[0]; }));
     t[1].push_back(time_calls(calls, [&](int k) { pinocchio::computeRNEADerivatives(model, data, q[k], v[k], a[k]); sink = sink + data.dtau_dq(0, 0); }));
-    t[2].push_back(time_calls(calls, [&](int k) { dfd({q[k].data(), v[k].data(), a[k].data()}, {o1.data(), o2.data(), o3.data()}); sink = sink + o1[0]; }));
+    t[2].push_back(time_calls(calls, [&](int k) { dfd({cq[k].data(), cv[k].data(), ca[k].data()}, {o1.data(), o2.data(), o3.data()}); sink = sink + o1[0]; }));
     t[3].push_back(time_calls(calls, [&](int k) { pinocchio::computeABADerivatives(model, data, q[k], v[k], a[k]); sink = sink + data.ddq_dq(0, 0); }));
   }
   std::printf("dID %.2f %.2f %.3g\n", median(t[0]), median(t[1]), diff[0]);
@@ -116,12 +135,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < n; ++i) diff[1] = std::max(diff[1], std::abs(out[i] - data.ddq[order_v[i]]));
   mm({cq[0].data()}, out.data());
   pinocchio::crba(model, data, q[0]);
-  Eigen::MatrixXd M = data.M.triangularView<Eigen::Upper>();
-  M.triangularView<Eigen::StrictlyLower>() = M.transpose();
-  Eigen::MatrixXd M_ours(n, n);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) M_ours(i, j) = M(order_v[i], order_v[j]);
-  diff[2] = matrix_diff(mm.dense(lib, "mass_matrix", 0, out.data()).data(), M_ours, false);
+  diff[2] = matrix_diff(mm.dense(lib, "mass_matrix", 0, out.data()).data(),
+                        permuted(symmetric(data.M), order_v), false);
 
   std::vector<double> t[6];
   for (int r = 0; r < rounds; ++r) {
@@ -135,7 +150,7 @@ int main(int argc, char** argv) {
   const char* names[3] = {"ID", "FD", "M"};
   for (int k = 0; k < 3; ++k)
     std::printf("%s %.2f %.2f %.3g\n", names[k], median(t[2 * k]), median(t[2 * k + 1]), diff[k]);
-  if (derivatives) time_derivatives(model, data, lib, q, v, a, rounds, calls);
+  if (derivatives) time_derivatives(model, data, lib, q, v, a, cq, cv, ca, order_v, rounds, calls);
   if (argc >= 6 && std::string(argv[5]) == "regressor")
     time_regressor(model, data, lib, q, v, a, rounds, calls);
   return 0;

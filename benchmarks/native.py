@@ -83,13 +83,20 @@ def run_task(name: str, urdf: str, contacts, rounds: int = 15,
 
 
 def _prepare(directory: Path, robot, urdf: str, functions) -> tuple[Path, Path, Path | None]:
-    """Export ``functions`` of ``robot`` (-O3, plain C names) and save Pinocchio's model of
+    """Export ``functions`` of ``robot`` (plain C names) and save Pinocchio's model of
     the same URDF: (library, model file, coordinate order file or None)."""
     import pinocchio as pin
 
-    # prefix="": the harness looks the functions up by their plain names
-    robot.export_c(directory, functions, flags=("-O3", "-march=native", "-fPIC", "-shared"),
-                   prefix="")
+    # prefix="": the harness looks the functions up by their plain names. casdyn's default
+    # flags (-O1 for functions of LARGE_FUNCTION instructions, see casdyn.export), each with
+    # -march=native as for Pinocchio's harness
+    defaults = casdyn.export.DEFAULT_FLAGS, casdyn.export.LARGE_FUNCTION_FLAGS
+    casdyn.export.DEFAULT_FLAGS, casdyn.export.LARGE_FUNCTION_FLAGS = (
+        (*flags, "-march=native") for flags in defaults)
+    try:
+        robot.export_c(directory, functions, prefix="")
+    finally:
+        casdyn.export.DEFAULT_FLAGS, casdyn.export.LARGE_FUNCTION_FLAGS = defaults
     floating_base = robot.floating_base
     model = (pin.buildModelFromXML(urdf, pin.JointModelFreeFlyer()) if floating_base
              else pin.buildModelFromXML(urdf))

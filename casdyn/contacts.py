@@ -116,7 +116,7 @@ class ContactSystem:
         z = self.factor.scaled(y)
         lam = self.K_factor.solve(b - ca.mtimes(self.Z.T, _matrix(y)))
         step = ca.mtimes(self.Z, lam)
-        combined = [[z_k[0] + step[k]] for k, z_k in enumerate(z)]
+        combined = [z_k + step[k] for k, z_k in enumerate(z)]
         return self.factor.finish(combined), lam
 
     def per_contact(self, lam: SX) -> SX:
@@ -134,10 +134,9 @@ class ContactSystem:
         return ca.vertcat(*rows)
 
 
-def _matrix(rows: list[list[SX]]) -> SX:
-    """Rows of SX scalars (as :class:`casdyn.factorization.TreeLDLT` returns them) as one
-    matrix."""
-    return ca.vertcat(*[ca.horzcat(*row) for row in rows])
+def _matrix(rows: list[SX]) -> SX:
+    """Rows (1 x m, as :class:`casdyn.factorization.TreeLDLT` returns them) as one matrix."""
+    return ca.vertcat(*rows)
 
 
 def contact_dynamics(system: ContactSystem, tau_minus_h: SX, qd: SX, damping: SX) -> tuple:

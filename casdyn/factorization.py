@@ -75,33 +75,33 @@ class TreeLDLT:
                     rows[i][j] = rows[i].get(j, SX(0)) - rows[k][i] * L[k][j]
         self.n, self.order, self.L, self.d = n, list(order), L, d
 
-    def _permuted(self, b: SX) -> list[list[SX]]:
-        return [[b[self.order[k], c] for c in range(b.size2())] for k in range(self.n)]
+    def _permuted(self, b: SX) -> list[SX]:
+        return [b[self.order[k], :] for k in range(self.n)]
 
-    def solve_transposed(self, b: SX) -> list[list[SX]]:
-        """``y = L^-T P b`` for ``b`` (n x m), as rows of SX scalars in the permuted order
-        (``P b`` reorders the rows of ``b`` by ``order``)."""
+    def solve_transposed(self, b: SX) -> list[SX]:
+        """``y = L^-T P b`` for ``b`` (n x m), as rows (1 x m) in the permuted order (``P b``
+        reorders the rows of ``b`` by ``order``). Rows are updated whole: one CasADi
+        operation per entry of ``L``, not one per entry and column."""
         y = self._permuted(b)
         for k in reversed(range(self.n)):
             for c, l_kc in self.L[k].items():
-                y[c] = [y_c - l_kc * y_k for y_c, y_k in zip(y[c], y[k], strict=True)]
+                y[c] = y[c] - l_kc * y[k]
         return y
 
-    def scaled(self, y: list[list[SX]]) -> list[list[SX]]:
+    def scaled(self, y: list[SX]) -> list[SX]:
         """``D^-1 y`` for rows ``y`` in the permuted order."""
-        return [[entry / d for entry in row] for row, d in zip(y, self.d, strict=True)]
+        return [row / d for row, d in zip(y, self.d, strict=True)]
 
-    def finish(self, z: list[list[SX]]) -> SX:
+    def finish(self, z: list[SX]) -> SX:
         """``P^T L^-1 z``: rows ``z`` in the permuted order back to ``M``'s order (n x m)."""
-        x = [list(row) for row in z]
+        x = list(z)
         for k in range(self.n):
             for c, l_kc in self.L[k].items():
-                x[k] = [x_k - l_kc * x_c for x_k, x_c in zip(x[k], x[c], strict=True)]
-        out = SX.zeros(self.n, len(x[0]) if x else 0)
+                x[k] = x[k] - l_kc * x[c]
+        rows: list = [None] * self.n
         for k, row in enumerate(x):
-            for c, value in enumerate(row):
-                out[self.order[k], c] = value
-        return out
+            rows[self.order[k]] = row
+        return ca.vertcat(*rows)
 
     def solve(self, b: SX) -> SX:
         """``M^-1 b`` for ``b`` (n x m)."""
