@@ -92,9 +92,9 @@ def agreement(bench_models, with_adam_up_to: int) -> str:
     return table(["model", "urdf2casadi vs casdyn", "adam vs casdyn (g = 9.80665)"], rows)
 
 
-# derivatives are timed up to 12 links: the C of longer chains' derivative graphs (250,000+
-# instructions) takes gcc many minutes at -O3
-WITH_DERIVATIVES = ("UR5", "UR5e", "Panda-like", "chain6", "chain12")
+# the derivatives of every model (the longest chain's, 780,000 instructions, compile at -O1 in
+# a few minutes)
+WITH_DERIVATIVES = ("UR5", "UR5e", "Panda-like", "chain6", "chain12", "chain24", "chain48")
 
 
 SPEED_HEADER = ["model", "fn", "casdyn C [ns]", "Pinocchio C++ [ns]", "ratio", "max |diff|"]
@@ -254,7 +254,8 @@ def floating_speed(urdfs: dict[str, str], rounds: int, calls: int) -> str:
     for name, urdf in urdfs.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", casdyn.ModelWarning)
-            results = native.run(f"{name}-floating", urdf, rounds, calls, floating_base=True)
+            results = native.run(f"{name}-floating", urdf, rounds, calls, derivatives=True,
+                                 floating_base=True)
         rows += speed_rows(name, results)
     return table(SPEED_HEADER, rows)
 
@@ -410,7 +411,8 @@ def main() -> None:
     sections += [
         ("Floating base: graph sizes (SX n_instructions) vs adam, example-robot-data models",
          floating_graph_sizes(urdfs)),
-        ("Floating base: compiled speed vs Pinocchio's C++ (JointModelFreeFlyer), one process",
+        ("Floating base: compiled speed vs Pinocchio's C++ (JointModelFreeFlyer), one process; "
+         "derivatives in the tangent space",
          floating_speed(urdfs, rounds, calls)),
         ("Export time (default flags, a fresh process; large functions in files of their "
          "own at -O1, compiled in parallel)", export_time(urdfs["TALOS"])),
