@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import casadi as ca
 
+from .dynamics import subtree_external_forces
 from .kinematics import base_poses, joint_states
 from .model import Model
 from .spatial import SX, RigidInertia, cross_motion, skew
@@ -43,18 +44,16 @@ def cross_force(v: SX, f: SX) -> SX:
     return ca.vertcat(ca.cross(w, f[:3]) + ca.cross(u, f[3:]), ca.cross(w, f[3:]))
 
 
-def _coriolis_block(inertia: RigidInertia, v: SX) -> tuple[SX, SX]:
-    """``(P, l)``: the operator ``B w = I (w x v) + w x* (I v) + v x* (I w)`` of a body,
-    which sees only the angular part ``w_a`` of ``w``: ``B w = [P w_a; 2 w_a x l]`` with
-    ``l`` the body's linear momentum (for ``w = [0; u]`` the three terms cancel). With
-    ``v = [ω; u]``, the momentum ``[n; l] = I v`` and ``I = [I_o, h x; (h x)^T, m]``:
+def _coriolis_block(inertia: RigidInertia, v: SX, momentum: SX) -> SX:
+    """``P``: a body's operator ``B w = I (w x v) + w x* (I v) + v x* (I w)`` sees only the
+    angular part ``w_a`` of ``w``, ``B w = [P w_a; 2 w_a x l]`` with ``l`` the linear part of
+    the momentum ``[n; l] = I v`` (for ``w = [0; u]`` the three terms cancel). With
+    ``v = [ω; u]`` and ``I = [I_o, h x; (h x)^T, m]``:
     ``P = ω x I_o - I_o ω x - u x h x - h x u x - n x``."""
     w, u = v[:3], v[3:]
-    momentum = inertia.apply(v)
     K = ca.mtimes(skew(w), inertia.I)
     uh = ca.mtimes(inertia.h, u.T)
-    P = K + K.T - uh - uh.T + 2 * ca.dot(u, inertia.h) * SX.eye(3) - skew(momentum[:3])
-    return P, momentum[3:]
+    return K + K.T - uh - uh.T + 2 * ca.dot(u, inertia.h) * SX.eye(3) - skew(momentum[:3])
 
 
 def rnea_derivatives(model: Model, q: SX, qd: SX, qdd: SX, a_base: SX,
@@ -80,9 +79,9 @@ def rnea_derivatives(model: Model, q: SX, qd: SX, qdd: SX, a_base: SX,
         a[i] = a_parent + ca.mtimes(S[i], states[i].rates(qdd)) + cross_motion(v[i], vJ)
         inertia[i] = poses[i].rigid_inertia_to_parent(
             RigidInertia.constant(model.joints[i].inertia))
-        P[i], momentum[i] = _coriolis_block(inertia[i], v[i])
-        f[i] = inertia[i].apply(a[i]) + cross_force(v[i], ca.vertcat(
-            ca.mtimes(inertia[i].I, v[i][:3]) + ca.cross(inertia[i].h, v[i][3:]), momentum[i]))
+        h = inertia[i].apply(v[i])
+        P[i], momentum[i] = _coriolis_block(inertia[i], v[i], h), h[3:]
+        f[i] = inertia[i].apply(a[i]) + cross_force(v[i], h)
     Ic = model.subtree_sums(inertia)
     Pc = model.subtree_sums(P)
     Lc = model.subtree_sums(momentum)
@@ -92,13 +91,7 @@ def rnea_derivatives(model: Model, q: SX, qd: SX, qdd: SX, a_base: SX,
         """``Bc_i m`` (6 x 1) for the subtree of joint i."""
         return ca.vertcat(ca.mtimes(Pc[i], m[:3]), 2 * ca.cross(m[:3], Lc[i]))
 
-    Fext = None
-    if fext is not None:
-        per_joint = [SX.zeros(6, 1) for _ in range(n)]
-        for b, body in enumerate(model.bodies):
-            if body.joint >= 0:
-                per_joint[body.joint] = per_joint[body.joint] + fext[b, :].T
-        Fext = model.subtree_sums(per_joint)
+    Fext = None if fext is None else subtree_external_forces(model, fext)
 
     below: list[list[int]] = [[] for _ in range(n)]  # each joint and the joints under it
     for i in range(n):

@@ -247,6 +247,16 @@ def crba_in_base_frame(model: Model) -> bool:
     return pairs * (35 - 11) > 100 * len(model.joints)
 
 
+def subtree_external_forces(model: Model, fext: SX) -> list[SX]:
+    """Per joint, the sum (6 x 1, base frame, about the base origin) of the external forces
+    ``fext`` (n_bodies x 6) on the bodies it carries: its own and every joint's below."""
+    F = [SX.zeros(6, 1) for _ in model.joints]
+    for b, body in enumerate(model.bodies):
+        if body.joint >= 0:
+            F[body.joint] = F[body.joint] + fext[b, :].T
+    return model.subtree_sums(F)
+
+
 def external_torque(model: Model, q: SX, fext: SX) -> SX:
     """``sum_b J_b^T fext_b`` (nv x 1): the joint torques produced by external forces.
 
@@ -254,11 +264,7 @@ def external_torque(model: Model, q: SX, fext: SX) -> SX:
     frame, moment about the base origin. Being in one frame, the rows of a subtree just add;
     joint i then takes the components along its base-frame motion subspace.
     """
-    F = [SX.zeros(6, 1) for _ in model.joints]
-    for b, body in enumerate(model.bodies):
-        if body.joint >= 0:
-            F[body.joint] = F[body.joint] + fext[b, :].T
-    F = model.subtree_sums(F)
+    F = subtree_external_forces(model, fext)
     states = joint_states(model, q)
     poses = base_poses(model, states)
     Q = SX.zeros(model.nv, 1)

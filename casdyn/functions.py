@@ -396,16 +396,16 @@ def _inverse_dynamics_partials(model: Model, s: dict, options: dict,
 
 
 def _smallest(candidates: list[list[SX]], inputs: list[SX], s: dict) -> list[SX]:
-    """The candidate outputs (functions of ``inputs`` and ``s["fext"]``) whose graphs, with
-    the external forces and without (the ``fext=False`` variant), have the fewest
-    instructions in all."""
+    """The candidate outputs (functions of ``inputs`` and ``s["fext"]``) with the fewest
+    instructions without the external forces (the ``fext=False`` variant, the common one),
+    then with them."""
     inputs = [*inputs, s["fext"]]
     no_fext = SX.zeros(s["fext"].shape)
 
-    def size(outputs: list[SX]) -> int:
+    def size(outputs: list[SX]) -> tuple[int, int]:
         plain = ca.substitute(outputs, [s["fext"]], [no_fext])
-        return (ca.Function("c", inputs, outputs).n_instructions()
-                + ca.Function("c", inputs, plain).n_instructions())
+        return (ca.Function("c", inputs, plain).n_instructions(),
+                ca.Function("c", inputs, outputs).n_instructions())
 
     return min(candidates, key=size)
 
