@@ -88,15 +88,16 @@ def _prepare(directory: Path, robot, urdf: str, functions) -> tuple[Path, Path, 
     import pinocchio as pin
 
     # prefix="": the harness looks the functions up by their plain names. casdyn's default
-    # flags (-O1 for functions of LARGE_FUNCTION instructions, see casdyn.export), each with
-    # -march=native as for Pinocchio's harness
-    defaults = casdyn.export.DEFAULT_FLAGS, casdyn.export.LARGE_FUNCTION_FLAGS
-    casdyn.export.DEFAULT_FLAGS, casdyn.export.LARGE_FUNCTION_FLAGS = (
-        (*flags, "-march=native") for flags in defaults)
+    # flags (by function size, see casdyn.export), each with -march=native as for Pinocchio
+    names = ("DEFAULT_FLAGS", "LARGE_FUNCTION_FLAGS", "HUGE_FUNCTION_FLAGS")
+    defaults = [getattr(casdyn.export, name) for name in names]
+    for name, flags in zip(names, defaults, strict=True):
+        setattr(casdyn.export, name, (*flags, "-march=native"))
     try:
         robot.export_c(directory, functions, prefix="")
     finally:
-        casdyn.export.DEFAULT_FLAGS, casdyn.export.LARGE_FUNCTION_FLAGS = defaults
+        for name, flags in zip(names, defaults, strict=True):
+            setattr(casdyn.export, name, flags)
     floating_base = robot.floating_base
     model = (pin.buildModelFromXML(urdf, pin.JointModelFreeFlyer()) if floating_base
              else pin.buildModelFromXML(urdf))

@@ -6,6 +6,7 @@ place only when all of it succeeded, so a failed export leaves the target as it 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import pickle
@@ -28,12 +29,17 @@ from .names import identifier
 
 COMPILERS = ("cc", "gcc", "clang")
 DEFAULT_FLAGS = ("-O3", "-fPIC", "-shared")
-# Functions from this many instructions on (derivatives of large robots) get a C file of their
-# own, compiled with -O1: on such straight-line code GCC's -O2/-O3 passes take ten times as
-# long for 2 % of speed (the floating TALOS's inverse-dynamics derivatives, 82,604
-# instructions: 11.5 s at -O1 against 133 s at -O2, evaluating in 59.8 against 58.4 us)
+# Functions from LARGE_FUNCTION instructions on (derivatives of long chains and humanoids)
+# get a C file of their own. On such long straight-line code GCC's -O2/-O3 spend most of their
+# time in partial-redundancy elimination and code hoisting, for nothing measurable: without
+# those two passes -O2 runs as fast as -O3 in half the time (chain24's ID derivatives, 45,689
+# instructions: 25 s against 53 s to compile, 9.45 against 9.44 us to run; -O1: 8 s, 13.7 us).
+# From HUGE_FUNCTION on even that takes minutes, and they get -O1.
 LARGE_FUNCTION = 20_000
-LARGE_FUNCTION_FLAGS = ("-O1", "-fPIC", "-shared")
+LARGE_FUNCTION_FLAGS = ("-O2", "-fno-tree-pre", "-fno-code-hoisting", "-fPIC", "-shared")
+HUGE_FUNCTION = 100_000
+HUGE_FUNCTION_FLAGS = ("-O1", "-fPIC", "-shared")
+_GCC_ONLY = ("-fno-tree-pre", "-fno-code-hoisting")  # other compilers get plain -O2
 # CasADi writes its helpers (casadi_sq, casadi_fmin, casadi_copy, ...) as global functions. In
 # a shared library a global function may be interposed at load time, so GCC calls it through
 # the PLT rather than inlining it, and every call clobbers all floating-point registers: a
@@ -143,7 +149,8 @@ def cached_library(
     entry_source = entry.source(functions, vector_outputs) if include else None
     digest = hashlib.sha256(pickle.dumps(
         (model_key, [f.serialize() for f in functions], ca.__version__, __version__,
-         DEFAULT_FLAGS, LARGE_FUNCTION, LARGE_FUNCTION_FLAGS, _GLOBAL_HELPER.pattern,
+         DEFAULT_FLAGS, LARGE_FUNCTION, LARGE_FUNCTION_FLAGS, HUGE_FUNCTION,
+         HUGE_FUNCTION_FLAGS, _GLOBAL_HELPER.pattern,
          entry_source, include)
     )).hexdigest()[:16]
     basename = f"{identifier(name, 'casdyn')}_{digest}"
@@ -213,7 +220,8 @@ def export_functions(
     A function of :data:`LARGE_FUNCTION` instructions or more gets a C file of its own,
     ``<basename>_<name>.c`` (declared in the one header), and the files are compiled in
     parallel. ``flags``: the compiler's flags for every file; by default
-    :data:`DEFAULT_FLAGS`, and :data:`LARGE_FUNCTION_FLAGS` for the large functions' files.
+    :data:`DEFAULT_FLAGS`, and :data:`LARGE_FUNCTION_FLAGS` / :data:`HUGE_FUNCTION_FLAGS`
+    for the files of large / huge functions.
     With a ``prefix`` the C symbols are ``<prefix>_<name>``, so that the libraries of
     several robots link into one program. Nothing is written unless all of it succeeded.
     """
@@ -249,19 +257,20 @@ def _size(function: ca.Function) -> int:
 
 
 def _parts(functions: list[ca.Function], basename: str,
-           prefix: str = "") -> list[tuple[str, list, bool]]:
-    """The C files: ``(name, functions, large?)``, the small functions together in
-    ``basename``, each large one in ``<basename>_<its name without prefix>``."""
+           prefix: str = "") -> list[tuple[str, list, int]]:
+    """The C files: ``(name, functions, size)``, the small functions together in
+    ``basename`` (size 0), each large one in ``<basename>_<its name without prefix>`` (size:
+    its instructions)."""
     large = [f for f in functions if _size(f) >= LARGE_FUNCTION]
     small = [f for f in functions if _size(f) < LARGE_FUNCTION]
-    parts = [(basename, small, False)] if small else []
+    parts = [(basename, small, 0)] if small else []
     parts += [(basename if not parts and i == 0 else
-               f"{basename}_{f.name().removeprefix(f'{prefix}_' if prefix else '')}", [f], True)
-              for i, f in enumerate(large)]
+               f"{basename}_{f.name().removeprefix(f'{prefix}_' if prefix else '')}", [f],
+               _size(f)) for i, f in enumerate(large)]
     return parts
 
 
-def _generate(parts: list[tuple[str, list, bool]], scratch: Path, appended: str | None) -> None:
+def _generate(parts: list[tuple[str, list, int]], scratch: Path, appended: str | None) -> None:
     """Each part's C in ``scratch``, CasADi's helpers private, ``appended`` at the end of
     the first; one header ``<first part>.h`` declaring everything."""
     header = scratch / f"{parts[0][0]}.h"
@@ -279,7 +288,7 @@ def _generate(parts: list[tuple[str, list, bool]], scratch: Path, appended: str 
             own.unlink()
 
 
-def _compile(cc: str, parts: list[tuple[str, list, bool]], scratch: Path, library: str,
+def _compile(cc: str, parts: list[tuple[str, list, int]], scratch: Path, library: str,
              flags: tuple[str, ...] | None, extra: tuple[str, ...]) -> None:
     """Build ``library`` from the parts' C: one command for one file, else each file to
     an object in parallel (the largest first), then one link."""
@@ -290,24 +299,38 @@ def _compile(cc: str, parts: list[tuple[str, list, bool]], scratch: Path, librar
             tail = "\n".join(result.stderr.strip().splitlines()[-8:])
             raise ExportError(f"compiling {source} failed ({' '.join(command)}):\n{tail}")
 
-    def part_flags(large: bool) -> tuple[str, ...]:
-        chosen = flags if flags is not None else \
-            LARGE_FUNCTION_FLAGS if large else DEFAULT_FLAGS
+    def part_flags(size: int) -> tuple[str, ...]:
+        if flags is not None:
+            return (*flags, *extra)
+        chosen = HUGE_FUNCTION_FLAGS if size >= HUGE_FUNCTION else \
+            LARGE_FUNCTION_FLAGS if size >= LARGE_FUNCTION else DEFAULT_FLAGS
+        if not _is_gcc(cc):
+            chosen = tuple(f for f in chosen if f not in _GCC_ONLY)
         return (*chosen, *extra)
 
     if len(parts) == 1:
-        name, _, large = parts[0]
-        run([cc, *part_flags(large), f"{name}.c", "-o", library, "-lm"], f"{name}.c")
+        name, _, size = parts[0]
+        run([cc, *part_flags(size), f"{name}.c", "-o", library, "-lm"], f"{name}.c")
         return
     order = sorted(parts, key=lambda part: -sum(_size(f) for f in part[1]))
     with ThreadPoolExecutor(max_workers=min(len(parts), os.cpu_count() or 1)) as pool:
-        jobs = [pool.submit(run, [cc, *(f for f in part_flags(large) if f != "-shared"), "-c",
+        jobs = [pool.submit(run, [cc, *(f for f in part_flags(size) if f != "-shared"), "-c",
                                   f"{name}.c", "-o", f"{name}.o"], f"{name}.c")
-                for name, _, large in order]
+                for name, _, size in order]
         for job in jobs:
             job.result()
-    run([cc, *part_flags(False), *(f"{name}.o" for name, _, _ in parts), "-o", library,
-         "-lm"], library)
+    run([cc, *part_flags(0), *(f"{name}.o" for name, _, _ in parts), "-o", library, "-lm"],
+        library)
+
+
+@functools.lru_cache(maxsize=8)
+def _is_gcc(cc: str) -> bool:
+    """Whether the compiler is GCC (``cc`` is often GCC under another name)."""
+    try:
+        result = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "Free Software Foundation" in result.stdout and "clang" not in result.stdout
 
 
 def _write(functions: list[ca.Function], directory: Path, basename: str, cc: str | None,

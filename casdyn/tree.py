@@ -414,8 +414,8 @@ class RigidBodyTree:
         False). Files are ``casdyn_<robot>.c``, ``.h`` and ``libcasdyn_<robot>.so``, and
         ``casdyn_<robot>_<Function name>.c`` for each function of
         ``casdyn.export.LARGE_FUNCTION`` instructions or more (compiled in parallel, with
-        ``-O1`` unless ``flags`` are given; default flags ``-O3 -fPIC -shared``); a failed
-        export writes none. The C symbols are
+        lighter optimisation unless ``flags`` are given; default flags ``-O3 -fPIC
+        -shared``); a failed export writes none. The C symbols are
         ``<prefix>_<Function name>`` (``prefix`` defaults to the robot's name), so that
         several robots' libraries link into one program; ``prefix=""`` keeps the plain
         names. The loaded Functions keep their names.
