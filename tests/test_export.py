@@ -209,7 +209,7 @@ def test_large_functions_get_files_of_their_own_compiled_in_parallel(tmp_path, m
         "casdyn_ur5e_inverse_dynamics_derivatives.c", "libcasdyn_ur5e.so"]
     header = (tmp_path / "out" / "casdyn_ur5e.h").read_text()
     assert all(f"int ur5e_{n}(const casadi_real** arg" in header for n in names)
-    commands = log.read_text().splitlines()
+    commands = [c for c in log.read_text().splitlines() if c != "--version"]  # GCC?
     compiled = {c.split(" -c ")[1].split()[0]: c.split()[0] for c in commands if " -c " in c}
     gcc = export._is_gcc(export.find_compiler())
     assert compiled == {"casdyn_ur5e.c": "-O3", "casdyn_ur5e_inverse_dynamics_derivatives.c": "-O2",
@@ -227,7 +227,7 @@ def test_large_functions_get_files_of_their_own_compiled_in_parallel(tmp_path, m
     log.unlink()
     robot.export_c(tmp_path / "again", names, compiler=compiler, flags=("-O2", "-fPIC",
                                                                          "-shared"))
-    assert all(c.startswith("-O2") for c in log.read_text().splitlines())
+    assert all(c.startswith("-O2") for c in log.read_text().splitlines() if c != "--version")
 
 
 def test_a_failing_part_leaves_nothing(tmp_path, monkeypatch):
