@@ -393,8 +393,8 @@ def main() -> None:
                  agreement(bench_models, 24))]
     speed, derivative_speed, results = compiled_speed(bench_models, rounds, calls)
     sections += [
-        ("Compiled speed: casdyn's C (-O3 -march=native) vs Pinocchio's C++, one process",
-         speed),
+        ("Compiled speed: casdyn's C (default flags, -march=native) vs Pinocchio's C++, "
+         "one process", speed),
         ("Compiled derivatives: d(ID)/d(q, qd, qdd) and d(FD)/d(q, qd, tau) vs Pinocchio's "
          "computeRNEADerivatives and computeABADerivatives", derivative_speed),
         ("Python call latency", python_latency(*ur5e)),
@@ -415,7 +415,7 @@ def main() -> None:
          "derivatives in the tangent space",
          floating_speed(urdfs, rounds, calls)),
         ("Export time (default flags, a fresh process; large functions in files of their "
-         "own at -O1, compiled in parallel)", export_time(urdfs["TALOS"])),
+         "own, compiled in parallel with lighter optimisation)", export_time(urdfs["TALOS"])),
         ("Task space and contacts: graph sizes (SX n_instructions) vs adam",
          task_graph_sizes(urdfs)),
         ("Task space and contacts: compiled speed vs Pinocchio's C++, one process (solo12: "
