@@ -21,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 
 import casadi as ca
+import numpy as np
 
 from . import entry
 from ._version import __version__
@@ -136,7 +137,8 @@ def cached_library(
 ) -> tuple[list[ca.Function], ModuleType | None]:
     """``functions`` compiled into a library kept in ``directory`` (default
     :func:`cache_directory`), in the same order, named by a hash of the model, the
-    functions, the versions of casdyn and CasADi and the way the C is made: built the first
+    functions, the versions of casdyn, CasADi and NumPy (whose C API the entry point uses)
+    and the way the C is made: built the first
     time, loaded afterwards. Returns them with the library's Python entry point
     (:mod:`casdyn.entry`; None where Python's or NumPy's C headers are missing), which
     returns the outputs named in ``vector_outputs`` as 1-D arrays.
@@ -151,7 +153,7 @@ def cached_library(
         (model_key, [f.serialize() for f in functions], ca.__version__, __version__,
          DEFAULT_FLAGS, LARGE_FUNCTION, LARGE_FUNCTION_FLAGS, HUGE_FUNCTION,
          HUGE_FUNCTION_FLAGS, _GLOBAL_HELPER.pattern,
-         entry_source, include)
+         entry_source, include, np.__version__)
     )).hexdigest()[:16]
     basename = f"{identifier(name, 'casdyn')}_{digest}"
     chosen = directory is not None
