@@ -174,16 +174,22 @@ def cached_library(
     path = library_path(directory, basename)
     checksum = path.with_name(path.name + ".sha256")
     symbols = [f.name() for f in functions]
+
+    def load() -> tuple[list[ca.Function], ModuleType | None]:
+        if include is None:
+            return load_library(path, symbols), None
+        return load_library(path, symbols, with_entry=True)
+
     try:
         if path.is_file() and checksum.is_file() and \
                 checksum.read_text().strip() == _sha256(path):
             try:
-                if include is None:
-                    return load_library(path, symbols), None
-                return load_library(path, symbols, with_entry=True)
+                return load()
             except ExportError:
                 pass  # bytes as written but unusable here: build it again
-        built = _export(functions, directory, basename, include or (), entry_source)
+        _write(functions, directory, basename, find_compiler(), None, include or (),
+               entry_source)
+        built = load()
         _write_atomically(checksum, _sha256(path) + "\n")
         return built
     except OSError as exc:
@@ -239,18 +245,6 @@ def export_functions(
         return loaded
     # the C symbol carries the prefix; the Function keeps the name it was exported under
     return [f.wrap(original.name()) for f, original in zip(loaded, functions, strict=True)]
-
-
-def _export(functions: list[ca.Function], directory: Path, basename: str,
-            include: tuple[str, ...], appended: str | None):
-    """``functions`` built into ``directory`` with the default flags plus ``include`` and
-    the C ``appended`` (the entry point, or None): the loaded Functions and the entry
-    point's module (or None)."""
-    library = _write(functions, directory, basename, find_compiler(), None, include, appended)
-    symbols = [f.name() for f in functions]
-    if appended is None:
-        return load_library(library, symbols), None
-    return load_library(library, symbols, with_entry=True)
 
 
 def _size(function: ca.Function) -> int:
