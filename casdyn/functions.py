@@ -26,6 +26,7 @@ from . import (
 )
 from .contacts import contact_list
 from .errors import InputError, ModelError, unknown_name
+from .factorization import TreeLDLT
 from .grouping import grouped
 from .joints import JOINT_TYPES
 from .model import Model
@@ -327,8 +328,7 @@ def _forward_dynamics(model: Model, s: dict, options: dict, stages: _Stages) -> 
         # one, 5-10 %: the legs' articulated-inertia transfers cost more than their few
         # M entries; on humanoids' long limbs ABA, 20-25 %)
         factorized = dynamics.factorized_forward_dynamics(stages.grouped, s["q"], s["qd"], tau)
-        inputs = [s[name] for name in ("q", "qd", "tau", "fext")]
-        qdd = min((qdd, factorized), key=lambda x: ca.Function("c", inputs, [x]).n_instructions())
+        return _smallest([[qdd], [factorized]], [s[name] for name in ("q", "qd", "tau")], s)
     return [qdd]
 
 
@@ -447,8 +447,7 @@ def _forward_dynamics_derivatives(model: Model, s: dict, options: dict,
     partials = ca.substitute(_inverse_dynamics_partials(model, at, options, stages),
                              [at["qdd"]], [qdd])
     nv = model.nv
-    ldlt = dynamics.TreeLDLT(dynamics.crba(stages.grouped, s["q"]),
-                             dynamics.velocity_order(stages.grouped))
+    ldlt = TreeLDLT(dynamics.crba(stages.grouped, s["q"]), dynamics.velocity_order(stages.grouped))
     solved = ldlt.solve(ca.horzcat(*partials, SX.eye(nv)))
     by_solve = [-solved[:, :nv], -solved[:, nv : 2 * nv], solved[:, 2 * nv :]]
     if _velocity_pairs(model) > _DERIVATIVE_COMPARE_PAIRS:
