@@ -118,17 +118,44 @@ class Horizon:
         return np.concatenate([*stages[1:], last, w[-self.nx :]])
 
 
-class RealTimeIteration:
-    """One Gauss-Newton QP per period: ``controller(x, ref) -> tau``, ``ref`` (nq, N + 1)."""
+class Controller:
+    """``controller(x, ref, tau_guess) -> tau`` for the state ``x`` and the reference ``ref``
+    (nq, N + 1): solves the horizon problem from the previous solution shifted one period on
+    (from ``tau_guess`` held the first time), counts the solves that fail, applies the first
+    torque. Subclasses define :meth:`solve`."""
 
     def __init__(self, robot):
         self.horizon = h = Horizon(robot)
+        # the horizon's variables, initial state and reference, for the subclasses' problems
+        self.w, self.x0 = ca.MX.sym("w", h.size), ca.MX.sym("x0", h.nx)
+        self.ref = ca.MX.sym("ref", h.n, HORIZON + 1)
+        self.guess = None
+        self.failures = 0
+
+    def solve(self, w: np.ndarray, x: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, bool]:
+        """The horizon's variables after this period's solve from the guess ``w``, and
+        whether the solver succeeded."""
+        raise NotImplementedError
+
+    def __call__(self, x: np.ndarray, ref: np.ndarray, tau_guess: np.ndarray) -> np.ndarray:
+        h = self.horizon
+        w, success = self.solve(h.initial(x, tau_guess) if self.guess is None else self.guess,
+                                x, ref)
+        self.failures += not success
+        self.guess = h.shifted(w)
+        return w[h.nx : h.stage].copy()
+
+
+class RealTimeIteration(Controller):
+    """One Gauss-Newton QP per period."""
+
+    def __init__(self, robot):
+        super().__init__(robot)
+        h, w, x0, ref = self.horizon, self.w, self.x0, self.ref
         step = model_step(robot).map(HORIZON)
         # the linearisation of the whole horizon as one compiled function, cached on disk
         (step,), _ = casdyn.export.cached_library([step], "mpc_ur5e_rti",
                                                   pickle.dumps(robot.model))
-        w, x0, ref = ca.MX.sym("w", h.size), ca.MX.sym("x0", h.nx), ca.MX.sym("ref", h.n,
-                                                                                 HORIZON + 1)
         X, U = h.states(w), h.torques(w)
         x_next, A, B = step(X[:, :-1], U)
         # rows k: A_k dx_k + B_k du_k - dx_{k+1} = -(f(x_k, u_k) - x_{k+1})
@@ -149,32 +176,22 @@ class RealTimeIteration:
                            {"N": HORIZON, "nx": [h.nx] * (HORIZON + 1),
                             "nu": [h.nu] * HORIZON + [0], "ng": [0] * (HORIZON + 1),
                             "error_on_fail": False})
-        self.w = None
-        self.failures = 0
 
-    def __call__(self, x: np.ndarray, ref: np.ndarray, tau_guess: np.ndarray) -> np.ndarray:
-        h = self.horizon
-        if self.w is None:
-            self.w = h.initial(x, tau_guess)
-        g, a, b, lower, upper = self.qp_data(self.w, x, ref)
-        step = self.qp(h=h.hessian, g=g, a=a, lba=b, uba=b, lbx=lower, ubx=upper)["x"]
-        self.failures += not self.qp.stats()["success"]
-        self.w = self.w + step.full().ravel()
-        tau = self.w[h.nx : h.stage].copy()
-        self.w = h.shifted(self.w)
-        return tau
+    def solve(self, w, x, ref):
+        g, a, b, lower, upper = self.qp_data(w, x, ref)
+        step = self.qp(h=self.horizon.hessian, g=g, a=a, lba=b, uba=b, lbx=lower,
+                       ubx=upper)["x"]
+        return w + step.full().ravel(), self.qp.stats()["success"]
 
 
-class Ipopt:
+class Ipopt(Controller):
     """The same horizon problem solved to convergence by Ipopt each period (for comparison)."""
 
     def __init__(self, robot):
-        self.horizon = h = Horizon(robot)
-        step = model_step(robot)
-        w, x0, ref = ca.MX.sym("w", h.size), ca.MX.sym("x0", h.nx), ca.MX.sym("ref", h.n,
-                                                                                 HORIZON + 1)
+        super().__init__(robot)
+        h, w, x0, ref = self.horizon, self.w, self.x0, self.ref
         X, U = h.states(w), h.torques(w)
-        defects = ca.vec(step.map(HORIZON)(X[:, :-1], U)[0] - X[:, 1:])
+        defects = ca.vec(model_step(robot).map(HORIZON)(X[:, :-1], U)[0] - X[:, 1:])
         target = w - h.target(ref)
         cost = 0.5 * ca.dot(target, ca.mtimes(h.hessian, target))
         nlp = {"x": w, "p": ca.vertcat(x0, ca.vec(ref)), "f": cost,
@@ -182,19 +199,11 @@ class Ipopt:
         self.solver = ca.nlpsol("mpc", "ipopt", nlp, {
             "print_time": False, "expand": True, "error_on_fail": False,
             "ipopt": {"print_level": 0, "sb": "yes", "max_iter": 100, "tol": 1e-6}})
-        self.w = None
-        self.failures = 0
 
-    def __call__(self, x, ref, tau_guess):
-        h = self.horizon
-        if self.w is None:
-            self.w = h.initial(x, tau_guess)
-        solution = self.solver(x0=self.w, p=np.concatenate([x, ref.ravel(order="F")]),
-                               lbx=h.lower, ubx=h.upper, lbg=0, ubg=0)
-        self.failures += not self.solver.stats()["success"]
-        w = solution["x"].full().ravel()
-        self.w = h.shifted(w)
-        return w[h.nx : h.stage].copy()
+    def solve(self, w, x, ref):
+        solution = self.solver(x0=w, p=np.concatenate([x, ref.ravel(order="F")]),
+                               lbx=self.horizon.lower, ubx=self.horizon.upper, lbg=0, ubg=0)
+        return solution["x"].full().ravel(), self.solver.stats()["success"]
 
 
 def save_plot(path, robot, t, q, qd, tau, ref):
