@@ -9,6 +9,19 @@ import numpy as np
 from .errors import CasdynError
 
 
+def pyplot():
+    """``matplotlib.pyplot`` drawing to files (the Agg backend, no screen needed); a
+    :class:`casdyn.CasdynError` saying how to install it where matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise CasdynError("plots need matplotlib: pip install 'casdyn[plot]'") from exc
+    return plt
+
+
 def save_trajectory_plot(
     path: str | os.PathLike,
     t: np.ndarray,
@@ -20,13 +33,7 @@ def save_trajectory_plot(
 ) -> None:
     """Save joint positions ``q`` (N, nq) over ``t`` (N,) and torques ``tau`` (M, nq) over
     ``t_tau`` (M,; default ``t``) as two stacked panels in one image file."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise CasdynError("plots need matplotlib: pip install 'casdyn[plot]'") from exc
+    plt = pyplot()
     t_tau = t if t_tau is None else t_tau
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(8, 6), constrained_layout=True)
     for j, name in enumerate(joint_names):

@@ -30,6 +30,7 @@ import numpy as np
 
 import casdyn
 from casdyn.integrators import rk4_step
+from casdyn.plotting import pyplot
 
 # the simulated robot's joint friction (viscous N m s/rad, Coulomb N m) and rotor inertia
 # (kg m^2): illustrative values, larger on the big shoulder and elbow drives
@@ -207,10 +208,7 @@ def main(plot_dir=None, duration=DURATION):
 
 def plot(path, robot, t, measured, predicted, nominal):
     """Measured against predicted joint torques on the validation trajectory."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(3, 2, sharex=True, figsize=(11, 8), constrained_layout=True)
     for j, ax in enumerate(axes.T.ravel()):

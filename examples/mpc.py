@@ -27,6 +27,7 @@ import numpy as np
 
 import casdyn
 from casdyn.integrators import rk4_step
+from casdyn.plotting import pyplot
 
 DT, HORIZON, STEPS = 0.01, 25, 300  # control period [s], horizon length, closed-loop steps
 QUICK_STEPS = 40  # --quick (the tests): a shorter closed loop
@@ -208,10 +209,7 @@ class Ipopt(Controller):
 
 def save_plot(path, robot, t, q, qd, tau, ref):
     """Reference and positions, tracking error, velocities and torques with their limits."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(4, 1, sharex=True, figsize=(9, 10), constrained_layout=True)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]

@@ -28,6 +28,7 @@ import numpy as np
 
 import casdyn
 from casdyn import Contact
+from casdyn.plotting import pyplot
 
 MU = 0.7
 FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
@@ -171,10 +172,7 @@ def main(plot_dir=None, h=STEP):
 
 def plot(path, robot, t, X, U, F, phase, stance_intervals):
     """Base height and forward position, foot forces and joint torques, phases shaded."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, (base, forces, torques) = plt.subplots(3, 1, sharex=True, figsize=(9, 9),
                                                 constrained_layout=True)

@@ -22,6 +22,7 @@ import numpy as np
 
 import casdyn
 from casdyn import Contact
+from casdyn.plotting import pyplot
 
 MU = 0.7  # friction coefficient (rubber feet on a floor)
 FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
@@ -100,10 +101,7 @@ def main(plot_dir=None):
 
 def plot(path, robot, feet, forces, tau, com):
     """Top view of the support polygon with the forces, and the joint torques."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, (top, bars) = plt.subplots(1, 2, figsize=(11, 4.8), constrained_layout=True,
                                     gridspec_kw={"width_ratios": [1, 1.3]})

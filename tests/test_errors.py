@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import casadi as ca
 import numpy as np
 import pytest
@@ -189,3 +191,11 @@ def test_random_configuration_of_unbounded_prismatic_joint_is_refused():
             f'{joint("slide", "a", "b", "prismatic", extra)}</robot>')
     with pytest.raises(InputError, match="slide"):
         casdyn.load_urdf(text).random_configuration()
+
+
+def test_plots_without_matplotlib_say_how_to_install_it(monkeypatch):
+    from casdyn.plotting import pyplot
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib fails
+    with pytest.raises(casdyn.CasdynError, match=r"pip install 'casdyn\[plot\]'"):
+        pyplot()
