@@ -138,10 +138,10 @@ def cached_library(
     """``functions`` compiled into a library kept in ``directory`` (default
     :func:`cache_directory`), in the same order, named by a hash of the model, the
     functions, the versions of casdyn, CasADi and NumPy (whose C API the entry point uses)
-    and the way the C is made: built the first
-    time, loaded afterwards. Returns them with the library's Python entry point
-    (:mod:`casdyn.entry`; None where Python's or NumPy's C headers are missing), which
-    returns the outputs named in ``vector_outputs`` as 1-D arrays.
+    and the way the C is made: built the first time, loaded afterwards. Returns them with
+    the library's Python entry point (:mod:`casdyn.entry`; None where Python's or NumPy's C
+    headers are missing), which returns the outputs named in ``vector_outputs`` as 1-D
+    arrays.
 
     Each library is written atomically, with its SHA-256 beside it (``.sha256``); a library
     whose bytes do not match (truncated, overwritten, foreign) or that fails to load is
