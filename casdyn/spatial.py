@@ -128,23 +128,6 @@ class BodyInertia:
         angular = ca.mtimes(SX(body.rotational), alpha) + self._w_cross_Iw(body.rotational, w)
         return ca.vertcat(angular + ca.cross(h, motion.origin), ca.mtimes(motion.U, h))
 
-    def bias_force(self, v: SX) -> SX:
-        """``v x* I v`` for a spatial velocity ``v = [w; u]`` (ABA's bias force): the force
-        for ``alpha = 0`` and origin acceleration ``w x u``, with ``U h = w x (w x h)``
-        formed as cross products (cheaper here than through ``U``)."""
-        body, w, u = self.inertia, v[:3], v[3:]
-        if isinstance(body.mass, SX):  # symbolic parameters
-            h, I, wu = body.first_moment, body.rotational, ca.cross(w, u)  # noqa: E741
-            return ca.vertcat(ca.cross(w, ca.mtimes(I, w)) + ca.cross(h, wu),
-                              body.mass * wu + ca.cross(w, ca.cross(w, h)))
-        if body.mass > 0:
-            c = SX(body.com.reshape(3, 1))
-            linear = body.mass * ca.cross(w, u + ca.cross(w, c))  # m (w x u + U c)
-            return ca.vertcat(self._w_cross_Iw(body.about_com, w) + ca.cross(c, linear), linear)
-        h = SX(body.first_moment.reshape(3, 1))
-        return ca.vertcat(self._w_cross_Iw(body.rotational, w) + ca.cross(h, ca.cross(w, u)),
-                          ca.cross(w, ca.cross(w, h)))
-
 
 @dataclass(frozen=True)
 class RigidInertia:
@@ -275,6 +258,22 @@ class ZRotation(Transform):
             [column[0], column[1], S[2, 2]],
         ])
 
+    def _general(self, M: SX, cos2: SX, sin2: SX) -> SX:
+        """``R M R^T`` for any 3x3 ``M``: the symmetric part of its xy block by the double
+        angle, the antisymmetric part unchanged, the rest rotated as vectors (30 operations
+        instead of 36)."""
+        b, k = (M[0, 1] + M[1, 0]) / 2, (M[0, 1] - M[1, 0]) / 2
+        a, d = M[0, 0], M[1, 1]
+        mean, half = (a + d) / 2, (a - d) / 2
+        turn, shear = half * cos2 - b * sin2, half * sin2 + b * cos2
+        column = ca.mtimes(self.R[:2, :2], M[:2, 2])
+        row = ca.mtimes(M[2, :2], self.RT[:2, :2])
+        return ca.blockcat([
+            [mean + turn, shear + k, column[0]],
+            [shear - k, mean - turn, column[1]],
+            [row[0], row[1], M[2, 2]],
+        ])
+
     def _double_angle(self) -> tuple[SX, SX]:
         return (self.c - self.s) * (self.c + self.s), 2 * self.c * self.s
 
@@ -286,6 +285,6 @@ class ZRotation(Transform):
     def articulated_to_parent(self, inertia: SX) -> SX:
         cos2, sin2 = self._double_angle()
         A, B, C = inertia[:3, :3], inertia[:3, 3:], inertia[3:, 3:]
-        B1 = ca.mtimes(ca.mtimes(self.R, B), self.RT)
+        B1 = self._general(B, cos2, sin2)
         return ca.blockcat([[self._symmetric(A, cos2, sin2), B1],
                             [B1.T, self._symmetric(C, cos2, sin2)]])
