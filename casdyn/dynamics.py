@@ -2,10 +2,11 @@
 
 Each works in body coordinates: RNEA (Featherstone, RBDA 2008, table 5.1, with the classical
 accelerations of Luh, Walker & Paul 1980 in its forward pass), ABA (RBDA table 7.1, with the
-same classical accelerations) and CRBA (RBDA table 6.2). Gravity enters as a fictitious base acceleration ``-g``. They are exact for
-any model; :mod:`casdyn.functions` runs them on the grouped model of :mod:`casdyn.grouping`.
-External forces are base-frame spatial forces about the base origin (MATLAB's convention);
-:func:`external_torque` maps them to joint space, and the two dynamics functions use it.
+same classical accelerations) and CRBA (RBDA table 6.2). Gravity enters as a fictitious base
+acceleration ``-g``. They are exact for any model; :mod:`casdyn.functions` runs them on the
+grouped model of :mod:`casdyn.grouping`. External forces are base-frame spatial forces about
+the base origin (MATLAB's convention); :func:`external_torque` maps them to joint space, and
+the two dynamics functions use it.
 """
 
 from __future__ import annotations
