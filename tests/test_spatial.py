@@ -1,6 +1,6 @@
 """The body-force formulas of casdyn.spatial against Featherstone's spatial form, in NumPy.
 
-RNEA's classical forward pass and the grouped (massless) bodies rely on these identities; the
+RNEA's classical forward pass, ABA and the grouped (massless) bodies rely on these identities; the
 reference here is the textbook ``f = I a + v x* I v`` with the 6x6 inertia (RBDA eq. 2.63).
 """
 
@@ -12,7 +12,7 @@ import pytest
 from conftest import assert_close
 
 from casdyn.model import Inertia
-from casdyn.spatial import BodyInertia, FrameMotion
+from casdyn.spatial import BodyInertia, FrameMotion, RigidInertia, Transform
 
 
 def _skew(x):
@@ -68,3 +68,33 @@ def test_force_of_classical_motion_is_the_spatial_equation_of_motion(seed):
         assert_close(_evaluate(body.force(at_rest)),
                      _cross_force(v) @ inertia @ v
                      - inertia @ np.concatenate([np.zeros(3), np.cross(w, u)]))
+
+
+def _motion_transform(R, p):
+    """RBDA's ``X`` (6x6) taking parent motion coordinates to a child frame at pose (R, p)."""
+    return np.block([[R.T, np.zeros((3, 3))], [-R.T @ _skew(p), R.T]])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_inertia_transforms_are_x_transpose_i_x(seed):
+    """``articulated_to_parent`` (any symmetric 6x6, as ABA hands on) and
+    ``rigid_inertia_to_parent`` against ``X^T I X``, for a general pose and for the
+    double-angle forms of a turn about z."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(6, 6))
+    articulated = A @ A.T
+    m, h = 1.7, rng.normal(size=3)
+    B = rng.normal(size=(3, 3))
+    I = B @ B.T + np.eye(3)  # noqa: E741
+    angle = rng.uniform(-np.pi, np.pi)
+    Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    p = rng.normal(size=3)
+    turn = Transform.rotation_z(ca.SX(np.cos(angle)), ca.SX(np.sin(angle)))
+    for transform, R, t in ((Transform.constant(Q, p), Q, p),
+                            (turn, _evaluate(turn.R).reshape(3, 3), np.zeros(3))):
+        X = _motion_transform(R, t)
+        got = np.array(ca.evalf(transform.articulated_to_parent(ca.SX(articulated))))
+        assert_close(got, X.T @ articulated @ X)
+        rigid = transform.rigid_inertia_to_parent(RigidInertia(m, ca.SX(h), ca.SX(I)))
+        got = _spatial_inertia(m, _evaluate(rigid.h), _evaluate(rigid.I).reshape(3, 3))
+        assert_close(got, X.T @ _spatial_inertia(m, h, I) @ X)
