@@ -26,9 +26,15 @@ The rates move ``v_i`` by ``s`` and ``a_i`` by ``s x v_i + β``, ``β = (v_j + v
 ``d f_i = B_i s + I_i β``, and the same two cases give ``dtau/dqd`` from
 ``(Ic_i S_c) . β + (Bc_i^T S_c) . s`` and ``S_c . (Bc_j s + Ic_j β)``. Each pair of
 columns costs a few dot products of 6-vectors, instead of AD's pass through the subtree.
+
+``d tau / d qdd`` is the mass matrix, ``M_ab = S_a . (Ic_i S_b)`` for a column ``a`` of a
+joint at or above the joint ``i`` of column ``b``: one more dot product per pair from the
+same composite inertias (RBDA eq. 6.26 in the base frame), cheaper than a separate CRBA.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import casadi as ca
 
@@ -56,11 +62,19 @@ def _coriolis_block(inertia: RigidInertia, v: SX, momentum: SX) -> SX:
     return K + K.T - uh - uh.T + 2 * ca.dot(u, inertia.h) * SX.eye(3) - skew(momentum[:3])
 
 
+class Partials(NamedTuple):
+    """The partial derivatives of inverse dynamics (nv x nv each)."""
+
+    dq: SX  # in the tangent space
+    dqd: SX
+    dqdd: SX  # the mass matrix, rotor inertias (armature) included
+
+
 def rnea_derivatives(model: Model, q: SX, qd: SX, qdd: SX, a_base: SX,
-                     fext: SX | None = None) -> tuple[SX, SX]:
-    """``(dtau/dq, dtau/dqd)`` (nv x nv each) of ``rnea(model, q, qd, qdd, a_base)`` minus
+                     fext: SX | None = None) -> Partials:
+    """``d/d(q, qd, qdd)`` of ``rnea(model, q, qd, qdd, a_base)`` minus
     ``external_torque(model, q, fext)`` (``fext`` n_bodies x 6 or None), for a model
-    without mimic joints; ``dtau/dq`` in the tangent space."""
+    without mimic joints."""
     states = joint_states(model, q)
     poses = base_poses(model, states)
     n = len(model.joints)
@@ -134,4 +148,21 @@ def rnea_derivatives(model: Model, q: SX, qd: SX, qdd: SX, a_base: SX,
                 for kk, c in enumerate(states[i].columns):
                     dq[c, d] = ca.dot(S[i][:, kk], phi)
                     dqd[c, d] = ca.dot(S[i][:, kk], phi_rate)
-    return dq, dqd
+    return Partials(dq, dqd, _mass_matrix(model, states, S, rows))
+
+
+def _mass_matrix(model: Model, states: list, S: list[SX], rows: dict) -> SX:
+    """``M`` from each column's ``Ic_i S_c`` (``rows[c][0]``) and the base-frame columns
+    ``S`` of the joints at and above its own."""
+    M = SX.zeros(model.nv, model.nv)
+    for i, joint in enumerate(model.joints):
+        columns = states[i].columns
+        for k, c in enumerate(columns):
+            momentum = rows[c][0]
+            M[c, c] = ca.dot(S[i][:, k], momentum) + joint.armature
+            pairs = [(i, kk, a) for kk, a in enumerate(columns[:k])]
+            pairs += [(j, kk, a) for j in model.support(i)[1:]
+                      for kk, a in enumerate(states[j].columns)]
+            for j, kk, a in pairs:
+                M[a, c] = M[c, a] = ca.dot(S[j][:, kk], momentum)
+    return M

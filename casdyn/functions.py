@@ -366,31 +366,32 @@ def _refuse_singular_mass_matrix(model: Model) -> None:
 
 
 # Below this many (joint velocity, velocity at or above it) pairs both derivative graphs are
-# cheap to build, and the smaller is kept: AD's on short limbs (the dq and dqd partials
-# without fext: UR5e 0.79, floating solo12 0.76 of the analytical graph), the analytical one
-# on long chains and humanoids (chain12 0.45, floating TALOS 0.69, chain24 0.29 of AD's).
-# Above it, the analytical graph.
+# cheap to build, and the smaller is kept: AD's (with CRBA's M) on short limbs (the three
+# partials without fext: UR5e 0.85, floating solo12 0.78 of the analytical graph), the
+# analytical one on long chains and humanoids (chain12 0.44, floating TALOS 0.70, chain24
+# 0.30 of AD's). Above it, the analytical graph.
 _DERIVATIVE_COMPARE_PAIRS = 400
 
 
 def _inverse_dynamics_partials(model: Model, s: dict, options: dict,
                                stages: _Stages) -> list[SX]:
-    """d tau / dq (in the tangent space, nv columns) and d tau / dqd of inverse dynamics: by
-    the analytical recursions of :mod:`casdyn.derivatives` or by CasADi's AD on the SX
-    graph of inverse dynamics, whichever graph is smaller (AD only with mimic joints)."""
+    """d tau / dq (in the tangent space, nv columns), d tau / dqd and d tau / dqdd (the mass
+    matrix) of inverse dynamics: by the analytical recursions of :mod:`casdyn.derivatives`
+    (``M`` from their composite inertias) or by CasADi's AD on the SX graph of inverse
+    dynamics and CRBA, whichever graph is smaller (AD only with mimic joints)."""
     (tau,) = _inverse_dynamics(model, s, options, stages)
 
     def by_ad() -> list[SX]:
         return [in_tangent_space(model, ca.jacobian(tau, s["q"]), s["q"]),
-                ca.jacobian(tau, s["qd"])]
+                ca.jacobian(tau, s["qd"]), dynamics.crba(stages.grouped, s["q"])]
 
     if model.has_mimic_joints:
         return by_ad()
-    dq, dqd = derivatives.rnea_derivatives(stages.grouped, s["q"], s["qd"], s["qdd"],
-                                           dynamics.gravity_acceleration(model), s["fext"])
+    dq, dqd, M = derivatives.rnea_derivatives(stages.grouped, s["q"], s["qd"], s["qdd"],
+                                              dynamics.gravity_acceleration(model), s["fext"])
     if model.joint_friction:
         dqd = dqd + ca.jacobian(dynamics.friction_torque(model, s["q"], s["qd"]), s["qd"])
-    analytical = [dq, dqd]
+    analytical = [dq, dqd, M]
     if _velocity_pairs(model) > _DERIVATIVE_COMPARE_PAIRS:
         return analytical
     return _smallest([by_ad(), analytical], [s[name] for name in ("q", "qd", "qdd")], s)
@@ -426,10 +427,8 @@ def in_tangent_space(model: Model, jacobian: SX, q: SX) -> SX:
 
 def _inverse_dynamics_derivatives(model: Model, s: dict, options: dict,
                                   stages: _Stages) -> list[SX]:
-    """d tau / d(q, qd) by AD; d tau / d qdd is the mass matrix, from CRBA (smaller than AD
-    through RNEA)."""
-    return [*_inverse_dynamics_partials(model, s, options, stages),
-            dynamics.crba(stages.grouped, s["q"])]
+    """d tau / d(q, qd, qdd), analytical or by AD (see :func:`_inverse_dynamics_partials`)."""
+    return _inverse_dynamics_partials(model, s, options, stages)
 
 
 def _forward_dynamics_derivatives(model: Model, s: dict, options: dict,
@@ -443,13 +442,13 @@ def _forward_dynamics_derivatives(model: Model, s: dict, options: dict,
     of the mass matrix, or formed from AD through ABA and multiplied out, whichever graph is
     smaller where both are cheap to build (the solve: 2-17 % smaller on the shipped and
     benchmark robots). ``M^-1`` itself is solved for its upper triangle only and mirrored
-    (6-8 % of the whole on chain24 and the floating TALOS, 147,164 instructions)."""
+    (6-8 % of the whole on chain24 and the floating TALOS, 146,208 instructions now)."""
     (qdd,) = _forward_dynamics(model, s, options, stages)
     at = {**s, "qdd": SX.sym("at_qdd", model.nv)}  # ID at a free qdd, then qdd = FD(...)
-    partials = ca.substitute(_inverse_dynamics_partials(model, at, options, stages),
-                             [at["qdd"]], [qdd])
+    *partials, M = ca.substitute(_inverse_dynamics_partials(model, at, options, stages),
+                                 [at["qdd"]], [qdd])
     nv = model.nv
-    ldlt = TreeLDLT(dynamics.crba(stages.grouped, s["q"]), dynamics.velocity_order(stages.grouped))
+    ldlt = TreeLDLT(M, dynamics.velocity_order(stages.grouped))
     solved = ldlt.solve(ca.horzcat(*partials, SX.eye(nv)))
     M_inv = ca.triu(solved[:, 2 * nv :])  # symmetric: the lower half mirrors the upper
     by_solve = [-solved[:, :nv], -solved[:, nv : 2 * nv], M_inv + ca.triu(M_inv, False).T]

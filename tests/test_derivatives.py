@@ -99,9 +99,10 @@ ANALYTICAL_CASES = [(kind, key, floating) for floating in (False, True) for kind
 
 @pytest.mark.parametrize("case", ANALYTICAL_CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}")
 def test_analytical_rnea_derivatives_equal_ad(case):
-    """casdyn.derivatives against CasADi's AD through RNEA minus the external torques, on
-    the plain model and on the grouped one the Functions use, with external forces on every
-    body; random trees with planar and floating joints inside, fixed and floating bases."""
+    """casdyn.derivatives against CasADi's AD through RNEA minus the external torques (and
+    its mass matrix against CRBA), on the plain model and on the grouped one the Functions
+    use, with external forces on every body; random trees with planar and floating joints
+    inside, fixed and floating bases."""
     robot, _ = load_case(case)
     stages = robot._functions._stages
     rng = np.random.default_rng(7)
@@ -113,7 +114,8 @@ def test_analytical_rnea_derivatives_equal_ad(case):
         tau = dynamics.rnea(model, q, qd, qdd, gravity) - dynamics.external_torque(model, q,
                                                                                    fext)
         expected = ca.Function("ad", [q, qd, qdd, fext], [
-            in_tangent_space(model, ca.jacobian(tau, q), q), ca.jacobian(tau, qd)])
+            in_tangent_space(model, ca.jacobian(tau, q), q), ca.jacobian(tau, qd),
+            dynamics.crba(model, q)])
         actual = ca.Function("analytical", [q, qd, qdd, fext],
                              list(derivatives.rnea_derivatives(model, q, qd, qdd, gravity, fext)))
         state = [robot.random_configuration(rng), *rng.normal(size=(2, model.nv)),
@@ -145,3 +147,19 @@ def test_long_chains_take_the_analytical_derivatives(floating_base):
         for ours, theirs in zip(getattr(robot, method)(q, qd, x),
                                 pinocchio(reference, q, qd, x), strict=True):
             assert_close(ours, theirs, rtol=1e-8)
+
+
+def test_analytical_mass_matrix_has_the_rotor_inertias():
+    """d tau / d qdd from the derivative recursions is CRBA's M, armature on the diagonal."""
+    robot = casdyn.load_robot("ur5e", armature={"shoulder_pan_joint": 0.3, "wrist_3_joint": 2.0})
+    model = robot._functions._stages.grouped
+    q = ca.SX.sym("q", model.nq)
+    zero = ca.SX.zeros(model.nv)
+    partials = derivatives.rnea_derivatives(model, q, zero, zero,
+                                            dynamics.gravity_acceleration(model))
+    both = ca.Function("M", [q], [partials.dqdd, dynamics.crba(model, q)])
+    configuration = robot.random_configuration(np.random.default_rng(3))
+    analytical, crba = both(configuration)
+    assert_close(analytical.full(), crba.full())
+    assert_close(crba.full() - casdyn.load_robot("ur5e").mass_matrix(configuration),
+                 np.diag([0.3, 0, 0, 0, 0, 2.0]))
