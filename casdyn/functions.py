@@ -442,13 +442,17 @@ def _forward_dynamics_derivatives(model: Model, s: dict, options: dict,
     of the mass matrix, or formed from AD through ABA and multiplied out, whichever graph is
     smaller where both are cheap to build (the solve: 2-17 % smaller on the shipped and
     benchmark robots). ``M^-1`` itself is solved for its upper triangle only and mirrored
-    (6-8 % of the whole on chain24 and the floating TALOS, 146,208 instructions now)."""
-    (qdd,) = _forward_dynamics(model, s, options, stages)
+    (6-8 % of the whole on chain24 and the floating TALOS)."""
+    _require_regular_mass_matrix(model, stages, "forward dynamics")
     at = {**s, "qdd": SX.sym("at_qdd", model.nv)}  # ID at a free qdd, then qdd = FD(...)
-    *partials, M = ca.substitute(_inverse_dynamics_partials(model, at, options, stages),
-                                 [at["qdd"]], [qdd])
+    *partials, M = _inverse_dynamics_partials(model, at, options, stages)
     nv = model.nv
     ldlt = TreeLDLT(M, dynamics.velocity_order(stages.grouped))
+    # FD itself through the same factorisation, M^-1 (driving force - C qd - g): smaller
+    # than ABA next to it (3-12 % of the whole on TALOS, chain24, chain12, UR5e)
+    bias = dynamics.rnea(stages.grouped, s["q"], s["qd"], SX.zeros(nv, 1))
+    qdd = ldlt.solve(_driving_force(model, s) - bias)
+    partials = ca.substitute(partials, [at["qdd"]], [qdd])
     solved = ldlt.solve(ca.horzcat(*partials, SX.eye(nv)))
     M_inv = ca.triu(solved[:, 2 * nv :])  # symmetric: the lower half mirrors the upper
     by_solve = [-solved[:, :nv], -solved[:, nv : 2 * nv], M_inv + ca.triu(M_inv, False).T]

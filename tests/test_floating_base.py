@@ -252,10 +252,11 @@ def test_floating_base_functions_compile_pickle_and_batch(tmp_path):
                                          ("planar_2link", "joint1")])
 def test_a_singular_floating_model_refuses_forward_dynamics(name, joint):
     """The root link is massless and has one revolute joint below it: turning the root about
-    that axis against the joint moves no mass."""
+    that axis against the joint moves no mass. FD and its derivatives are refused."""
     robot = casdyn.load_robot(name, floating_base=True)
-    with pytest.raises(casdyn.ModelError, match=f"'floating_base', '{joint}' together"):
-        robot.forward_dynamics()
+    for method in (robot.forward_dynamics, robot.forward_dynamics_derivatives):
+        with pytest.raises(casdyn.ModelError, match=f"'floating_base', '{joint}' together"):
+            method()
     robot.inverse_dynamics()  # defined
     casdyn.load_robot(name).forward_dynamics()  # and on a fixed base, FD is
 

@@ -13,27 +13,27 @@ import casdyn
 
 CEILINGS = {
     "kuka_iiwa14": {"ID": 778, "ID_nofext": 505, "FD": 1352, "FD_nofext": 1079, "M": 371,
-                   "dID_nofext": 4264, "dFD_nofext": 6515, "Y": 2256},
+                   "dID_nofext": 4264, "dFD_nofext": 6081, "Y": 2256},
     "planar_2link": {"ID": 50, "ID_nofext": 30, "FD": 63, "FD_nofext": 43, "M": 15,
-                    "dID_nofext": 48, "dFD_nofext": 104},
+                    "dID_nofext": 48, "dFD_nofext": 89},
     "scara": {"ID": 113, "ID_nofext": 58, "FD": 128, "FD_nofext": 73, "M": 49,
-             "dID_nofext": 129, "dFD_nofext": 208},
+             "dID_nofext": 129, "dFD_nofext": 194},
     "torso_two_arms": {"ID": 807, "ID_nofext": 474, "FD": 1382, "FD_nofext": 1049, "M": 363,
-                      "dID_nofext": 2957, "dFD_nofext": 5116},
+                      "dID_nofext": 2957, "dFD_nofext": 4700},
     "ur5e": {"ID": 730, "ID_nofext": 448, "FD": 1390, "FD_nofext": 1110, "M": 365,
-            "dID_nofext": 2879, "dFD_nofext": 4654, "Y": 1696},
+            "dID_nofext": 2879, "dFD_nofext": 4088, "Y": 1696},
     "solo12": {"ID": 1129, "ID_nofext": 821, "FD": 1796, "FD_nofext": 1488, "M": 452,
-               "dID_nofext": 3141, "dFD_nofext": 4569},
+               "dID_nofext": 3141, "dFD_nofext": 3949},
 }
 # floating base (floating_base=True), with the bias force C qd + g ("h")
 FEET = [casdyn.Contact(f"{leg}_FOOT") for leg in ("FL", "FR", "HL", "HR")]  # solo12's
 FLOATING_CEILINGS = {
     "solo12": {"ID": 2120, "ID_nofext": 1423, "FD": 4036, "FD_nofext": 3339, "M": 1136,
-               "h": 1323, "dID_nofext": 11473, "dFD_nofext": 29532,
+               "h": 1323, "dID_nofext": 11473, "dFD_nofext": 27799,
                # the task-space and contact functions (issue 11; adam: A_G 4,043, Jdot 583)
                "A_G": 1734, "Jdot": 559, "contact_nofext": 7765, "impulse": 5836},
     "ur5e": {"ID": 1150, "ID_nofext": 688, "FD": 2201, "FD_nofext": 1739, "M": 684, "h": 642,
-             "dID_nofext": 6913, "dFD_nofext": 15177},
+             "dID_nofext": 6913, "dFD_nofext": 14318},
 }
 FUNCTIONS = {"ID": ("inverse_dynamics", {}), "ID_nofext": ("inverse_dynamics", {"fext": False}),
              "FD": ("forward_dynamics", {}), "FD_nofext": ("forward_dynamics", {"fext": False}),
