@@ -439,10 +439,11 @@ def _forward_dynamics_derivatives(model: Model, s: dict, options: dict,
     ``d qdd/dqd = -M^-1 d ID/dqd`` at ``qdd = FD(...)``, and ``d qdd/dtau = M^-1``.
 
     ``M^-1`` times the partials is solved through the tree-sparse ``M = L^T D L`` (RBDA 6.5)
-    of the mass matrix, or formed from AD through ABA and multiplied out, whichever graph is
-    smaller where both are cheap to build (the solve: 2-17 % smaller on the shipped and
-    benchmark robots). ``M^-1`` itself is solved for its upper triangle only and mirrored
-    (6-8 % of the whole on chain24 and the floating TALOS)."""
+    of the partials' own mass matrix, or ``M^-1`` is formed by AD through that solve and
+    multiplied out, whichever graph is smaller where both are cheap to build (the solve:
+    2-17 % smaller on the shipped and benchmark robots). ``M^-1`` itself is solved for its
+    upper triangle only and mirrored (6-8 % of the whole on chain24 and the floating
+    TALOS)."""
     _require_regular_mass_matrix(model, stages, "forward dynamics")
     at = {**s, "qdd": SX.sym("at_qdd", model.nv)}  # ID at a free qdd, then qdd = FD(...)
     *partials, M = _inverse_dynamics_partials(model, at, options, stages)
