@@ -91,12 +91,16 @@ def forward_dynamics(model: Model, q: SX, qd: SX, tau: SX) -> SX:
     return factorized_forward_dynamics(model, q, qd, tau)
 
 
-def factorized_forward_dynamics(model: Model, q: SX, qd: SX, tau: SX) -> SX:
+def factorized_forward_dynamics(model: Model, q: SX, qd: SX, tau: SX,
+                                factors: TreeLDLT | None = None) -> SX:
     """``M^-1 (tau - C qd - g)`` by the tree-sparse ``M = L^T D L`` (RBDA sec. 6.5) of
-    :func:`crba`'s mass matrix and :func:`rnea`'s bias: exact for any model, mimic joints
-    included; on short-limbed floating robots (quadrupeds) a smaller graph than ABA's."""
+    :func:`crba`'s mass matrix (or the given ``factors`` of ``M``) and :func:`rnea`'s bias:
+    exact for any model, mimic joints included; on short-limbed floating robots (quadrupeds)
+    a smaller graph than ABA's."""
+    if factors is None:
+        factors = TreeLDLT(crba(model, q), velocity_order(model))
     bias = rnea(model, q, qd, SX.zeros(model.nv, 1))
-    return TreeLDLT(crba(model, q), velocity_order(model)).solve(tau - bias)
+    return factors.solve(tau - bias)
 
 
 def velocity_order(model: Model) -> list[int]:

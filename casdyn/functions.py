@@ -449,10 +449,10 @@ def _forward_dynamics_derivatives(model: Model, s: dict, options: dict,
     *partials, M = _inverse_dynamics_partials(model, at, options, stages)
     nv = model.nv
     ldlt = TreeLDLT(M, dynamics.velocity_order(stages.grouped))
-    # FD itself through the same factorisation, M^-1 (driving force - C qd - g): smaller
-    # than ABA next to it (3-12 % of the whole on TALOS, chain24, chain12, UR5e)
-    bias = dynamics.rnea(stages.grouped, s["q"], s["qd"], SX.zeros(nv, 1))
-    qdd = ldlt.solve(_driving_force(model, s) - bias)
+    # FD itself through the same factorisation: smaller than ABA next to it (3-12 % of the
+    # whole on TALOS, chain24, chain12, UR5e)
+    qdd = dynamics.factorized_forward_dynamics(stages.grouped, s["q"], s["qd"],
+                                               _driving_force(model, s), ldlt)
     partials = ca.substitute(partials, [at["qdd"]], [qdd])
     solved = ldlt.solve(ca.horzcat(*partials, SX.eye(nv)))
     M_inv = ca.triu(solved[:, 2 * nv :])  # symmetric: the lower half mirrors the upper
