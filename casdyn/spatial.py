@@ -246,33 +246,29 @@ class ZRotation(Transform):
     c: SX = None
     s: SX = None
 
-    def _symmetric(self, S: SX, cos2: SX, sin2: SX) -> SX:
-        """``R S R^T`` for a symmetric 3x3 ``S``."""
-        a, b, d = S[0, 0], S[0, 1], S[1, 1]
+    @staticmethod
+    def _turned(a: SX, b: SX, d: SX, cos2: SX, sin2: SX) -> tuple[SX, SX, SX]:
+        """``(a', b', d')`` of the symmetric 2x2 block ``[a b; b d]`` turned about z."""
         mean, half = (a + d) / 2, (a - d) / 2
         turn = half * cos2 - b * sin2
+        return mean + turn, half * sin2 + b * cos2, mean - turn
+
+    def _symmetric(self, S: SX, cos2: SX, sin2: SX) -> SX:
+        """``R S R^T`` for a symmetric 3x3 ``S``."""
+        a, b, d = self._turned(S[0, 0], S[0, 1], S[1, 1], cos2, sin2)
         column = ca.mtimes(self.R[:2, :2], S[:2, 2])  # (xz, yz) rotate as a vector
-        return ca.blockcat([
-            [mean + turn, half * sin2 + b * cos2, column[0]],
-            [half * sin2 + b * cos2, mean - turn, column[1]],
-            [column[0], column[1], S[2, 2]],
-        ])
+        return ca.blockcat([[a, b, column[0]], [b, d, column[1]], [column[0], column[1], S[2, 2]]])
 
     def _general(self, M: SX, cos2: SX, sin2: SX) -> SX:
         """``R M R^T`` for any 3x3 ``M``: the symmetric part of its xy block by the double
         angle, the antisymmetric part unchanged, the rest rotated as vectors (30 operations
         instead of 36)."""
-        b, k = (M[0, 1] + M[1, 0]) / 2, (M[0, 1] - M[1, 0]) / 2
-        a, d = M[0, 0], M[1, 1]
-        mean, half = (a + d) / 2, (a - d) / 2
-        turn, shear = half * cos2 - b * sin2, half * sin2 + b * cos2
+        k = (M[0, 1] - M[1, 0]) / 2
+        a, b, d = self._turned(M[0, 0], (M[0, 1] + M[1, 0]) / 2, M[1, 1], cos2, sin2)
         column = ca.mtimes(self.R[:2, :2], M[:2, 2])
         row = ca.mtimes(M[2, :2], self.RT[:2, :2])
-        return ca.blockcat([
-            [mean + turn, shear + k, column[0]],
-            [shear - k, mean - turn, column[1]],
-            [row[0], row[1], M[2, 2]],
-        ])
+        return ca.blockcat([[a, b + k, column[0]], [b - k, d, column[1]],
+                            [row[0], row[1], M[2, 2]]])
 
     def _double_angle(self) -> tuple[SX, SX]:
         return (self.c - self.s) * (self.c + self.s), 2 * self.c * self.s
