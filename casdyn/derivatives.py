@@ -121,8 +121,8 @@ def rnea_derivatives(model: Model, q: SX, qd: SX, qdd: SX, a_base: SX,
                        ca.mtimes(Pc[i].T, s_c[:3]) + 2 * ca.cross(Lc[i], s_c[3:]),
                        None if Fext is None else cross_force(s_c, Fext[i]))
 
-    dq = SX.zeros(model.nv, model.nv)
-    dqd = SX.zeros(model.nv, model.nv)
+    dq = SX(model.nv, model.nv)
+    dqd = SX(model.nv, model.nv)
     for j in range(n):
         parent = model.joints[j].parent
         v_parent = SX.zeros(6, 1) if parent < 0 else v[parent]
@@ -154,7 +154,7 @@ def rnea_derivatives(model: Model, q: SX, qd: SX, qdd: SX, a_base: SX,
 def _mass_matrix(model: Model, states: list, S: list[SX], rows: dict) -> SX:
     """``M`` from each column's ``Ic_i S_c`` (``rows[c][0]``) and the base-frame columns
     ``S`` of the joints at and above its own."""
-    M = SX.zeros(model.nv, model.nv)
+    M = SX(model.nv, model.nv)
     for i, joint in enumerate(model.joints):
         columns = states[i].columns
         for k, c in enumerate(columns):

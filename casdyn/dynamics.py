@@ -173,7 +173,9 @@ def crba(model: Model, q: SX) -> SX:
     a per-joint overhead (base poses, one transform) of about 100.
 
     ``M`` does not depend on a free root joint's coordinates (velocities are body twists):
-    its motion is left out, and "base frame" above is then the root body's frame.
+    its motion is left out, and "base frame" above is then the root body's frame. Entries
+    between joints on different branches are structural zeros (RBDA sec. 6.5): the generated
+    C neither computes nor stores them.
     """
     states = joint_states(model, q)
     states = [replace(state, motion=Transform.identity())
@@ -187,7 +189,7 @@ def crba(model: Model, q: SX) -> SX:
     if in_base:
         poses = base_poses(model, states)
         axes = [states[j].type.base_subspace(poses[j]) for j in range(n)]
-    M = SX.zeros(model.nv, model.nv)
+    M = SX(model.nv, model.nv)
     mimic = model.has_mimic_joints
 
     def put(j: int, column: int, block: SX, factor: float, mirror: bool) -> None:

@@ -75,7 +75,8 @@ FUNCTION_NAMES = tuple(SIGNATURES)
 VECTOR_OUTPUTS = frozenset({"tau", "qdd", "c", "g", "h", "com", "q_next", "v", "velocity",
                             "acceleration", "h_G", "Adot_qd", "T", "V", "qd_plus"})
 # outputs built by the tree-sparse algorithms, where CSE merges the poses their pieces share
-_CSE = frozenset({"inverse_dynamics", "forward_dynamics", "contact_dynamics", "impulse_dynamics",
+_CSE = frozenset({"inverse_dynamics", "forward_dynamics", "mass_matrix", "contact_dynamics",
+                  "impulse_dynamics",
                   "centroidal_momentum_matrix", "centroidal_momentum",
                   "centroidal_momentum_bias", "kinetic_energy", "jacobian_time_derivative"})
 
@@ -185,7 +186,7 @@ class FunctionCache:
         if options.get("fext") is False:
             # the variant without fext: the full function with fext = 0, inlined
             full = self.get_key((name, *sorted({**options, "fext": True}.items())))
-            return without_fext(full, c_name, name, self._stages.reframed)
+            return without_fext(full, c_name, name)
         return _build_function(self._stages.reframed, c_name, name, options, self._stages)
 
 
@@ -253,11 +254,11 @@ def _build_function(model: Model, c_name: str, name: str, options: dict,
         outputs = build(identification.parametric(model, symbols["pi"]), symbols, stages)
     else:
         outputs = _BUILDERS[name](model, symbols, options, stages)
-    return _sx_function(model, c_name, name, [symbols[i] for i in inputs], outputs, inputs,
+    return _sx_function(c_name, name, [symbols[i] for i in inputs], outputs, inputs,
                         list(SIGNATURES[name][1]))
 
 
-def without_fext(full: ca.Function, c_name: str, name: str, model: Model) -> ca.Function:
+def without_fext(full: ca.Function, c_name: str, name: str) -> ca.Function:
     """``full`` (the Function ``name`` with an ``fext`` input) with ``fext`` fixed at zero,
     called ``c_name``: the external-force part of the graph simplifies away as CasADi
     inlines the call."""
@@ -265,7 +266,7 @@ def without_fext(full: ca.Function, c_name: str, name: str, model: Model) -> ca.
     arguments = [full.sx_in(i) if full.name_in(i) != "fext" else SX.zeros(full.size_in(i))
                  for i in range(full.n_in())]
     names = [n for n in full.name_in() if n != "fext"]
-    return _sx_function(model, c_name, name, inputs, full.call(arguments), names,
+    return _sx_function(c_name, name, inputs, full.call(arguments), names,
                         full.name_out())
 
 
@@ -278,7 +279,7 @@ def without_fext(full: ca.Function, c_name: str, name: str, model: Model) -> ca.
 _DERIVATIVE_CSE_LIMIT = 20_000
 
 
-def _sx_function(model: Model, c_name: str, name: str, inputs: list, outputs: list,
+def _sx_function(c_name: str, name: str, inputs: list, outputs: list,
                  names_in: list, names_out: list) -> ca.Function:
     """The SX Function ``c_name`` (of kind ``name``) of ``inputs -> outputs``, with CSE
     where it pays."""
@@ -288,8 +289,6 @@ def _sx_function(model: Model, c_name: str, name: str, inputs: list, outputs: li
         if plain.n_instructions() >= _DERIVATIVE_CSE_LIMIT:
             return plain
         cse = True
-    elif name == "mass_matrix":
-        cse = not dynamics.crba_in_base_frame(model)
     else:
         cse = name in _CSE
     return ca.Function(*args, {"cse": cse})

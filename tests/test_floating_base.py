@@ -113,6 +113,31 @@ def test_derivatives_in_the_tangent_space_agree_with_pinocchio(floating):
         assert_close(actual, expected, rtol=1e-8)
 
 
+
+def _branch_pattern(reference: Reference) -> np.ndarray:
+    """Pinocchio's tree, in casdyn's velocity order: ``[a, c]`` is True when the joints of
+    velocities ``a`` and ``c`` are one and the same or one supports the other (branch-induced
+    sparsity, Featherstone RBDA sec. 6.5)."""
+    model = reference.model
+    owner = {v: j for j in range(1, model.njoints)
+             for v in range(model.idx_vs[j], model.idx_vs[j] + model.nvs[j])}
+    joints = [owner[v] for v in reference.v_index]
+    return np.array([[a in model.supports[c] or c in model.supports[a] for c in joints]
+                     for a in joints])
+
+
+def test_mass_matrix_and_id_derivatives_keep_the_trees_zeros_structural(floating):
+    """Entries between joints on different branches are structural zeros of M and of the ID
+    derivatives: the C neither computes nor stores them."""
+    robot, reference = floating
+    pattern = _branch_pattern(reference)
+    functions = [robot.function("mass_matrix"),
+                 robot.function("inverse_dynamics_derivatives", fext=False)]
+    for function in functions:
+        for k in range(function.n_out()):
+            structural = np.array(ca.DM(function.sparsity_out(k), 1)) != 0
+            assert not (structural & ~pattern).any(), function.name_out(k)
+
 def test_the_quaternion_norm_changes_nothing(floating):
     robot, _ = floating
     unit = _state(robot, 6, scale=1.0)
