@@ -162,7 +162,7 @@ class JointType:
                 angular.append(a)
                 linear.append(ca.cross(a, arm) if per == 1.0 else ca.cross(a, arm) / per)
             else:
-                angular.append(SX.zeros(3, 1))
+                angular.append(SX(3, 1))
                 linear.append(a * (mass / per))
         return ca.horzcat(*angular), ca.horzcat(*linear)
 

@@ -88,7 +88,7 @@ def geometric_jacobian(model: Model, q: SX, body: int, point=None) -> SX:
     in its frame), in the base frame."""
     states = joint_states(model, q)
     joint, offset = body_frame(model, body, point)
-    J = SX.zeros(6, model.nv)
+    J = SX(6, model.nv)
     chain = chain_poses(model, states, joint)
     origin = (chain[-1][1] if chain else Transform.identity()).then(offset).p
     for j, frame in chain:

@@ -86,7 +86,7 @@ def jacobian_time_derivative(model: Model, q: SX, qd: SX, body: int, point=None)
     joint, offset = body_frame(model, body, point)
     chain = _chain_velocities(model, q, qd, joint)
     p, _, v_p = _point(chain, offset)
-    Jdot = SX.zeros(6, model.nv)
+    Jdot = SX(6, model.nv)
     for state, pose, w, v in chain:
         angular, linear = [], []
         for kind, axis in state.type.dofs:
@@ -96,7 +96,7 @@ def jacobian_time_derivative(model: Model, q: SX, qd: SX, body: int, point=None)
                 angular.append(turning)
                 linear.append(ca.cross(turning, p - pose.p) + ca.cross(a, v_p - v))
             else:
-                angular.append(SX.zeros(3, 1))
+                angular.append(SX(3, 1))
                 linear.append(turning)
         state.put(Jdot, ca.horzcat(*angular), slice(0, 3))
         state.put(Jdot, ca.horzcat(*linear), slice(3, 6))

@@ -114,29 +114,38 @@ def test_derivatives_in_the_tangent_space_agree_with_pinocchio(floating):
 
 
 
-def _branch_pattern(reference: Reference) -> np.ndarray:
-    """Pinocchio's tree, in casdyn's velocity order: ``[a, c]`` is True when the joints of
-    velocities ``a`` and ``c`` are one and the same or one supports the other (branch-induced
-    sparsity, Featherstone RBDA sec. 6.5)."""
+def _velocity_joints(reference: Reference) -> list[int]:
+    """Pinocchio's joint of each of casdyn's velocities."""
     model = reference.model
     owner = {v: j for j in range(1, model.njoints)
              for v in range(model.idx_vs[j], model.idx_vs[j] + model.nvs[j])}
-    joints = [owner[v] for v in reference.v_index]
-    return np.array([[a in model.supports[c] or c in model.supports[a] for c in joints]
-                     for a in joints])
+    return [owner[v] for v in reference.v_index]
 
 
-def test_mass_matrix_and_id_derivatives_keep_the_trees_zeros_structural(floating):
-    """Entries between joints on different branches are structural zeros of M and of the ID
-    derivatives: the C neither computes nor stores them."""
+def _assert_structural_zeros(function: ca.Function, pattern: np.ndarray) -> None:
+    for k in range(function.n_out()):
+        structural = np.array(ca.DM(function.sparsity_out(k), 1)) != 0
+        assert not (structural & ~pattern).any(), function.name_out(k)
+
+
+def test_the_trees_zeros_stay_structural(floating):
+    """Entries that the tree makes zero are structural zeros, which the C neither computes
+    nor stores: in M and the ID derivatives those between joints on different branches
+    (branch-induced sparsity, Featherstone RBDA sec. 6.5), in a body's J and Jdot the
+    columns of the joints that do not carry it."""
     robot, reference = floating
-    pattern = _branch_pattern(reference)
-    functions = [robot.function("mass_matrix"),
-                 robot.function("inverse_dynamics_derivatives", fext=False)]
-    for function in functions:
-        for k in range(function.n_out()):
-            structural = np.array(ca.DM(function.sparsity_out(k), 1)) != 0
-            assert not (structural & ~pattern).any(), function.name_out(k)
+    supports, joints = reference.model.supports, _velocity_joints(reference)
+    pattern = np.array([[a in supports[c] or c in supports[a] for c in joints]
+                        for a in joints])
+    for function in (robot.function("mass_matrix"),
+                     robot.function("inverse_dynamics_derivatives", fext=False)):
+        _assert_structural_zeros(function, pattern)
+    body = robot.body_names[-1]
+    carrier = reference.model.frames[reference.body_frames[-1]].parentJoint
+    columns = np.array([j in supports[carrier] for j in joints])
+    for name in ("geometric_jacobian", "jacobian_time_derivative"):
+        _assert_structural_zeros(robot.function(name, body=body),
+                                 np.tile(columns, (6, 1)))
 
 def test_the_quaternion_norm_changes_nothing(floating):
     robot, _ = floating
