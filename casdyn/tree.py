@@ -65,6 +65,9 @@ class RigidBodyTree:
         # Function key -> (entry point's evaluate, index in its library), see casdyn.entry
         self._native: dict[tuple, tuple] = {}
         self._workspace = _Workspace()
+        # (name, no_fext) -> compiled entry point of a call without options: shared by the
+        # threads, as the entry point keeps nothing between calls (the shortest numeric path)
+        self._entry_points: dict[tuple[str, bool], tuple] = {}
         self._home = _frozen(self.home_configuration())
         self._zeros = _frozen(np.zeros(model.nv))
         self._no_force = _frozen(np.zeros((len(model.bodies), 6)))
@@ -453,6 +456,7 @@ class RigidBodyTree:
         if module is not None:
             self._native.update((key, (module.evaluate, k)) for k, key in enumerate(keys))
         self._workspace = _Workspace()  # every thread's evaluators are made anew
+        self._entry_points = {}
         return self
 
     @property
@@ -508,6 +512,12 @@ class RigidBodyTree:
         """
         # fext=None selects the smaller variant without that input
         no_fext = values.get("fext", 0) is None
+        if options is None:
+            native = self._entry_points.get((name, no_fext))
+            if native is not None:
+                result = native[0](native[1], values, native[2])
+                if result is not None:
+                    return result
         evaluators = self._workspace.single
         call_key = (name, tuple(options.items()) if options else (), no_fext)
         entry = evaluators.get(call_key)
@@ -515,6 +525,8 @@ class RigidBodyTree:
             entry = evaluators[call_key] = self._entry(name, options, no_fext)
         key, function, evaluator, native = entry
         if native is not None:  # the compiled entry point, None for input it does not take
+            if options is None:
+                self._entry_points[name, no_fext] = native
             evaluate, index, defaults = native
             result = evaluate(index, values, defaults)
             if result is not None:
