@@ -479,25 +479,41 @@ def _bias_force(model: Model, s: dict, options: dict, stages: _Stages) -> list[S
             + dynamics.friction_torque(model, s["q"], s["qd"])]
 
 
+def _at_the_origin(model: Model, q: SX) -> SX:
+    """``q`` with the positions of free root joints set to zero. A body's Jacobian, its time
+    derivative and its frame velocity and acceleration (base-frame axes) use the positions
+    along its chain only through differences, which a common shift leaves unchanged:
+    without the root's position the graph does not add it to every position and subtract it
+    again."""
+    for joint in model.joints:
+        if joint.parent < 0 and joint.kind == "free":
+            q = ca.vertcat(q[: joint.idx_q], SX.zeros(3, 1), q[joint.idx_q + 3 :])
+    return q
+
+
 def _geometric_jacobian(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
-    return [kinematics.geometric_jacobian(model, s["q"], body, options["point"])]
+    q = _at_the_origin(model, s["q"])
+    return [kinematics.geometric_jacobian(model, q, body, options["point"])]
 
 
 def _frame_velocity(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
-    return [motion.frame_velocity(model, s["q"], s["qd"], body, options["point"])]
+    q = _at_the_origin(model, s["q"])
+    return [motion.frame_velocity(model, q, s["qd"], body, options["point"])]
 
 
 def _frame_acceleration(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
-    return [motion.frame_acceleration(model, s["q"], s["qd"], s["qdd"], body, options["point"])]
+    q = _at_the_origin(model, s["q"])
+    return [motion.frame_acceleration(model, q, s["qd"], s["qdd"], body, options["point"])]
 
 
 def _jacobian_time_derivative(model: Model, s: dict, options: dict,
                               stages: _Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
-    return [motion.jacobian_time_derivative(model, s["q"], s["qd"], body, options["point"])]
+    q = _at_the_origin(model, s["q"])
+    return [motion.jacobian_time_derivative(model, q, s["qd"], body, options["point"])]
 
 
 def _contact_system(model: Model, s: dict, qd: SX, options: dict, stages: _Stages,
