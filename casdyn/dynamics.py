@@ -190,19 +190,12 @@ def crba(model: Model, q: SX) -> SX:
         poses = base_poses(model, states)
         axes = [states[j].type.base_subspace(poses[j]) for j in range(n)]
     M = SX(model.nv, model.nv)
-    mimic = model.has_mimic_joints
 
     def put(j: int, column: int, block: SX, factor: float, mirror: bool) -> None:
-        """``M[v_j, column] = block`` (and the mirrored entries); with mimic joints every
-        pair of joints adds ``k_i k_j`` times its block to its leaders' entries. (Adding
-        without mimic joints too gives the same M but, measured, 12-25 more instructions
-        on floating bases: the writes stay plain assignments there.)"""
+        """``M[v_j, column] += factor * block`` (and the mirrored entries): with mimic
+        joints every pair of joints adds ``k_i k_j`` times its block to its leaders'
+        entries; without, every entry is written once, onto a structural zero."""
         rows = states[j].v
-        if not mimic:
-            M[rows, column] = block
-            if mirror:
-                M[column, rows] = block.T
-            return
         M[rows, column] = M[rows, column] + factor * block
         if mirror:
             M[column, rows] = M[column, rows] + factor * block.T
