@@ -512,25 +512,20 @@ class RigidBodyTree:
         """
         # fext=None selects the smaller variant without that input
         no_fext = values.get("fext", 0) is None
-        if options is None:
-            native = self._entry_points.get((name, no_fext))
-            if native is not None:
-                result = native[0](native[1], values, native[2])
-                if result is not None:
-                    return result
-        evaluators = self._workspace.single
-        call_key = (name, tuple(options.items()) if options else (), no_fext)
-        entry = evaluators.get(call_key)
-        if entry is None:
-            entry = evaluators[call_key] = self._entry(name, options, no_fext)
-        key, function, evaluator, native = entry
+        shared = (name, no_fext) if options is None else None
+        native = self._entry_points.get(shared) if shared else None
+        entry = None
+        if native is None:
+            entry = self._thread_entry(name, options, no_fext)
+            native = entry[3]
+            if native is not None and shared:
+                self._entry_points[shared] = native
         if native is not None:  # the compiled entry point, None for input it does not take
-            if options is None:
-                self._entry_points[name, no_fext] = native
             evaluate, index, defaults = native
             result = evaluate(index, values, defaults)
             if result is not None:
                 return result
+        key, function, evaluator, _ = entry or self._thread_entry(name, options, no_fext)
         fast = self._evaluate_fast(evaluator, values)
         if fast is not None:
             return fast
@@ -548,6 +543,15 @@ class RigidBodyTree:
                 view[...] = value
             return evaluator.evaluate()
         return self._evaluate_batch(key, evaluator.function, inputs, single, n)
+
+    def _thread_entry(self, name: str, options: dict | None, no_fext: bool) -> tuple:
+        """This thread's :meth:`_entry` of a call site, made on its first call."""
+        evaluators = self._workspace.single
+        call_key = (name, tuple(options.items()) if options else (), no_fext)
+        entry = evaluators.get(call_key)
+        if entry is None:
+            entry = evaluators[call_key] = self._entry(name, options, no_fext)
+        return entry
 
     def _entry(self, name: str, options: dict | None, no_fext: bool):
         """(Function key, SX Function, evaluator of the Function numbers run on, compiled
