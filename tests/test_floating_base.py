@@ -113,7 +113,6 @@ def test_derivatives_in_the_tangent_space_agree_with_pinocchio(floating):
         assert_close(actual, expected, rtol=1e-8)
 
 
-
 def _velocity_joints(reference: Reference) -> list[int]:
     """Pinocchio's joint of each of casdyn's velocities."""
     model = reference.model
@@ -146,6 +145,7 @@ def test_the_trees_zeros_stay_structural(floating):
     for name in ("geometric_jacobian", "jacobian_time_derivative"):
         _assert_structural_zeros(robot.function(name, body=body),
                                  np.tile(columns, (6, 1)))
+
 
 def test_the_quaternion_norm_changes_nothing(floating):
     robot, _ = floating
