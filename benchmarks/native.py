@@ -87,17 +87,9 @@ def _prepare(directory: Path, robot, urdf: str, functions) -> tuple[Path, Path, 
     the same URDF: (library, model file, coordinate order file or None)."""
     import pinocchio as pin
 
-    # prefix="": the harness looks the functions up by their plain names. casdyn's default
-    # flags (by function size, see casdyn.export), each with -march=native as for Pinocchio
-    names = ("DEFAULT_FLAGS", "LARGE_FUNCTION_FLAGS", "HUGE_FUNCTION_FLAGS")
-    defaults = [getattr(casdyn.export, name) for name in names]
-    for name, flags in zip(names, defaults, strict=True):
-        setattr(casdyn.export, name, (*flags, "-march=native"))
-    try:
-        robot.export_c(directory, functions, prefix="")
-    finally:
-        for name, flags in zip(names, defaults, strict=True):
-            setattr(casdyn.export, name, flags)
+    # prefix="": the harness looks the functions up by their plain names; casdyn's default
+    # flags (by function size, see casdyn.export), built for this processor as Pinocchio is
+    robot.export_c(directory, functions, prefix="", native=True)
     floating_base = robot.floating_base
     model = (pin.buildModelFromXML(urdf, pin.JointModelFreeFlyer()) if floating_base
              else pin.buildModelFromXML(urdf))

@@ -10,6 +10,7 @@ import functools
 import hashlib
 import os
 import pickle
+import platform
 import re
 import shutil
 import subprocess
@@ -45,6 +46,12 @@ LARGE_FUNCTION_FLAGS = ("-O2", "-fno-tree-pre", "-fno-code-hoisting", "-fPIC", "
 HUGE_FUNCTION = 150_000
 HUGE_FUNCTION_FLAGS = ("-O1", "-fPIC", "-shared")
 _GCC_ONLY = ("-fno-tree-pre", "-fno-code-hoisting")  # other compilers get plain -O2
+# Code built for the CPU it runs on uses its fused multiply-add and AVX instructions: the
+# derivatives of a 24-link chain ran in 25 us instead of 36 (TALOS's FD derivatives 30 against
+# 50 us) and compiled 30 % faster. RigidBodyTree.compile() builds that way where the compiler
+# accepts the flag; export_c only when asked (native=True), as its library may be copied to
+# another machine.
+NATIVE_FLAG = "-march=native"
 # CasADi writes its helpers (casadi_sq, casadi_fmin, casadi_copy, ...) as global functions. In
 # a shared library a global function may be interposed at load time, so GCC calls it through
 # the PLT rather than inlining it, and every call clobbers all floating-point registers: a
@@ -71,6 +78,36 @@ def find_compiler(compiler: str | None = None) -> str:
         f"no C compiler found (looked for {looked}); install one (e.g. gcc) or set CC, "
         "or export with compile=False to get the C source only"
     )
+
+
+@functools.lru_cache(maxsize=8)
+def native_flags(cc: str) -> tuple[str, ...]:
+    """``(NATIVE_FLAG,)`` where the compiler ``cc`` accepts it, else ``()``."""
+    try:
+        result = subprocess.run([cc, NATIVE_FLAG, "-E", "-x", "c", "-"], input="",
+                                capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return (NATIVE_FLAG,) if result.returncode == 0 else ()
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_identity() -> str:
+    """This machine's processor and the instruction sets it has (Linux: from
+    ``/proc/cpuinfo``), part of the compile cache's key: a cache shared by different
+    machines never hands one a library built for another's instructions."""
+    try:
+        first = Path("/proc/cpuinfo").read_text().split("\n\n")[0]
+    except OSError:
+        first = ""
+    fields: dict[str, str] = {}
+    for line in first.splitlines():
+        name, colon, value = line.partition(":")
+        if colon:
+            fields.setdefault(name.strip(), value.strip())
+    keys = ("vendor_id", "model name", "flags", "CPU implementer", "CPU part", "Features")
+    found = [f"{key}: {fields[key]}" for key in keys if key in fields]
+    return "\n".join([platform.machine(), platform.processor(), *found])
 
 
 def cache_directory() -> Path:
@@ -142,7 +179,9 @@ def cached_library(
     """``functions`` compiled into a library kept in ``directory`` (default
     :func:`cache_directory`), in the same order, named by a hash of the model, the
     functions, the versions of casdyn, CasADi and NumPy (whose C API the entry point uses)
-    and the way the C is made: built the first time, loaded afterwards. Returns them with
+    the way the C is made and this machine's processor (:func:`cpu_identity`): built the
+    first time, for this processor (:data:`NATIVE_FLAG`, where the compiler takes it), and
+    loaded afterwards. Returns them with
     the library's Python entry point (:mod:`casdyn.entry`; None where Python's or NumPy's C
     headers are missing), which returns the outputs named in ``vector_outputs`` as 1-D
     arrays.
@@ -156,7 +195,7 @@ def cached_library(
     digest = hashlib.sha256(pickle.dumps(
         (model_key, [f.serialize() for f in functions], ca.__version__, __version__,
          DEFAULT_FLAGS, LARGE_FUNCTION, LARGE_FUNCTION_FLAGS, HUGE_FUNCTION,
-         HUGE_FUNCTION_FLAGS, _GLOBAL_HELPER.pattern,
+         HUGE_FUNCTION_FLAGS, _GLOBAL_HELPER.pattern, NATIVE_FLAG, cpu_identity(),
          entry_source, include, np.__version__)
     )).hexdigest()[:16]
     basename = f"{identifier(name, 'casdyn')}_{digest}"
@@ -191,8 +230,16 @@ def cached_library(
                 return load()
             except ExportError:
                 pass  # bytes as written but unusable here: build it again
-        _write(functions, directory, basename, find_compiler(), None, include or (),
-               entry_source)
+        cc = find_compiler()
+        native = native_flags(cc)
+        try:
+            _write(functions, directory, basename, cc, None, (*(include or ()), *native),
+                   entry_source)
+        except ExportError:
+            if not native:
+                raise
+            # the compiler takes the flag but cannot build with it (an older assembler)
+            _write(functions, directory, basename, cc, None, include or (), entry_source)
         built = load()
         _write_atomically(checksum, _sha256(path) + "\n")
         return built
@@ -224,6 +271,7 @@ def export_functions(
     compiler: str | None = None,
     flags: tuple[str, ...] | None = None,
     prefix: str = "",
+    native: bool = False,
 ) -> list[ca.Function]:
     """Write ``basename.c`` and ``basename.h`` for ``functions`` into ``directory``; with
     ``compile``, also build ``lib<basename>.so`` and return the functions loaded from it, in
@@ -235,13 +283,22 @@ def export_functions(
     :data:`DEFAULT_FLAGS`, and :data:`LARGE_FUNCTION_FLAGS` / :data:`HUGE_FUNCTION_FLAGS`
     for the files of large / huge functions.
     With a ``prefix`` the C symbols are ``<prefix>_<name>``, so that the libraries of
-    several robots link into one program. Nothing is written unless all of it succeeded.
+    several robots link into one program. ``native``: build the library for this machine's
+    processor (:data:`NATIVE_FLAG` added to every command; an error where the compiler does
+    not take it) — faster, but it may not run on another machine; the C stays portable.
+    Nothing is written unless all of it succeeded.
     """
     prefix = identifier(prefix, "casdyn") if prefix else ""
     cc = find_compiler(compiler) if compile else None
+    extra: tuple[str, ...] = ()
+    if native and cc is not None:
+        extra = native_flags(cc)
+        if not extra:
+            raise ExportError(f"the compiler {cc} does not accept {NATIVE_FLAG}; export with "
+                              "native=False")
     renamed = [_renamed(f, prefix) for f in functions] if prefix else list(functions)
     library = _write(renamed, Path(directory), identifier(basename, "casdyn"), cc, flags,
-                     prefix=prefix)
+                     extra, prefix=prefix)
     if library is None:
         return list(functions)
     loaded = load_library(library, [f.name() for f in renamed])

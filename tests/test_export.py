@@ -250,3 +250,59 @@ def test_compile_with_large_functions_keeps_the_entry_point(tmp_path, monkeypatc
     for ours, theirs in zip(robot.inverse_dynamics_derivatives(q, qd, qdd),
                             plain.inverse_dynamics_derivatives(q, qd, qdd), strict=True):
         assert_close(ours, theirs)
+
+
+def _compiler_script(tmp_path, name: str, refuse: str) -> tuple[str, Path]:
+    """A C compiler that logs its arguments and fails on ``-march=native`` when ``refuse``
+    is "always", or only when building (not when asked to preprocess) for "building"; else
+    it runs the real one."""
+    log = tmp_path / f"{name}.log"
+    script = tmp_path / name
+    test = {"always": '*-march=native*) exit 1;;',
+            "building": '*-march=native*-E*) ;; *-march=native*) exit 1;;', "never": ""}[refuse]
+    script.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\ncase "$*" in {test} esac\n'
+                      f'exec {export.find_compiler()} "$@"\n')
+    script.chmod(0o755)
+    return str(script), log
+
+
+def _builds(log: Path) -> list[str]:
+    """The logged commands that build something (not the probes)."""
+    return [c for c in log.read_text().splitlines() if " -o " in c]
+
+
+@pytest.mark.parametrize("refuse", ["never", "always", "building"])
+def test_compile_builds_for_this_processor_where_the_compiler_can(tmp_path, monkeypatch,
+                                                                  refuse):
+    compiler, log = _compiler_script(tmp_path, f"cc-{refuse}", refuse)
+    monkeypatch.setenv("CC", compiler)
+    robot = casdyn.load_robot("ur5e").compile(["gravity_torque"], directory=tmp_path / "cache")
+    builds = _builds(log)  # "building": one failed try with the flag, then one without
+    assert len(builds) == (2 if refuse == "building" else 1)
+    assert ("-march=native" in builds[-1]) == (refuse == "never")
+    q = robot.random_configuration(7)
+    assert_close(robot.gravity_torque(q), casdyn.load_robot("ur5e").gravity_torque(q))
+
+
+def test_the_compile_cache_keeps_one_library_per_processor(tmp_path, monkeypatch):
+    monkeypatch.setenv("CASDYN_CACHE", str(tmp_path))
+    casdyn.load_robot("planar_2link").compile(["gravity_torque"])
+    casdyn.load_robot("planar_2link").compile(["gravity_torque"])
+    assert len(list(tmp_path.glob("*.so"))) == 1
+    monkeypatch.setattr(export, "cpu_identity", lambda: "another processor")
+    casdyn.load_robot("planar_2link").compile(["gravity_torque"])
+    assert len(list(tmp_path.glob("*.so"))) == 2
+
+
+def test_export_builds_for_this_processor_only_when_asked(tmp_path):
+    compiler, log = _compiler_script(tmp_path, "cc", "never")
+    robot = casdyn.load_robot("planar_2link")
+    robot.export_c(tmp_path / "portable", ["mass_matrix"], compiler=compiler)
+    assert not any("-march=native" in c for c in _builds(log))
+    log.unlink()
+    robot.export_c(tmp_path / "native", ["mass_matrix"], compiler=compiler, native=True)
+    assert _builds(log) and all("-march=native" in c for c in _builds(log))
+    refusing, _ = _compiler_script(tmp_path, "old-cc", "always")
+    with pytest.raises(ExportError, match="does not accept -march=native"):
+        robot.export_c(tmp_path / "refused", ["mass_matrix"], compiler=refusing, native=True)
+    assert not (tmp_path / "refused").exists()
