@@ -74,9 +74,9 @@ def with_inertial_origins(urdf: str) -> str:
     return ET.tostring(root, encoding="unicode")
 
 
-def _adam_floating(urdf: str, root: str, joint_names):
+def _adam_floating(urdf: str, root: str, joint_names, mixed: bool = False):
     """adam's KinDynComputations of a floating-base URDF in the body-fixed representation
-    (casdyn's: the base twist in the base frame)."""
+    (casdyn's: the base twist in the base frame), or with ``mixed`` its mixed one."""
     from adam import Representations
     from adam.casadi import KinDynComputations
 
@@ -86,15 +86,21 @@ def _adam_floating(urdf: str, root: str, joint_names):
         kd = KinDynComputations(f.name, list(joint_names), root_link=root)
     finally:
         os.unlink(f.name)
-    kd.set_frame_velocity_representation(Representations.BODY_FIXED_REPRESENTATION)
+    kd.set_frame_velocity_representation(Representations.MIXED_REPRESENTATION if mixed else
+                                         Representations.BODY_FIXED_REPRESENTATION)
     return kd
 
 
 def adam_task_sizes(urdf: str, root: str, joint_names, frame: str) -> dict[str, int]:
-    """n_instructions of adam's centroidal_momentum_matrix_fun and jacobian_dot_fun(frame)."""
+    """n_instructions of adam's centroidal_momentum_matrix_fun and jacobian_dot_fun(frame),
+    body-fixed representation (``Jdot``: the frame's Jacobian in its own axes, like casdyn's
+    ``reference_frame="local"``), and of the mixed representation's ``jacobian_dot_fun``
+    (``Jdot mixed``: base-frame axes like casdyn's default, but the base twist in mixed form)."""
     kd = _adam_floating(urdf, root, joint_names)
+    mixed = _adam_floating(urdf, root, joint_names, mixed=True)
     return {"A_G": kd.centroidal_momentum_matrix_fun().n_instructions(),
-            "Jdot": kd.jacobian_dot_fun(frame).n_instructions()}
+            "Jdot": kd.jacobian_dot_fun(frame).n_instructions(),
+            "Jdot mixed": mixed.jacobian_dot_fun(frame).n_instructions()}
 
 
 def adam_floating_sizes(urdf: str, root: str, joint_names) -> dict[str, int]:

@@ -269,7 +269,10 @@ TASK_CONTACTS = {"solo12": [casdyn.Contact(f"{leg}_FOOT") for leg in ("FL", "FR"
 
 def task_graph_sizes(urdfs: dict[str, str]) -> str:
     """The centroidal momentum matrix and a foot's Jdot against adam's floating-base
-    Functions (body-fixed representation); casdyn's other new functions for scale."""
+    Functions: body-fixed representation (Jdot in the foot's axes: casdyn's
+    ``reference_frame="local"``, the like-for-like pair) and, for casdyn's base-frame Jdot,
+    adam's mixed one (base-frame axes too, but the base twist in mixed form); casdyn's other
+    new functions for scale."""
     rows = []
     for name, urdf in urdfs.items():
         with warnings.catch_warnings():
@@ -277,10 +280,15 @@ def task_graph_sizes(urdfs: dict[str, str]) -> str:
             robot = casdyn.load_urdf(urdf, floating_base=True)
         foot = TASK_CONTACTS[name][0].body
         adam = peers.adam_task_sizes(urdf, robot.body_names[0], robot.joint_names[1:], foot)
-        ours = {"A_G": robot.function("centroidal_momentum_matrix").n_instructions(),
-                "Jdot": robot.function("jacobian_time_derivative", body=foot).n_instructions()}
-        rows += [[name, f"{k} ({foot})" if k == "Jdot" else k, ours[k], adam[k],
-                  f"{ours[k] / adam[k]:.2f}"] for k in ours]
+        ours = [("A_G", "centroidal_momentum_matrix", {}, "A_G", "body-fixed"),
+                (f"Jdot ({foot}, local)", "jacobian_time_derivative",
+                 {"body": foot, "reference_frame": "local"}, "Jdot", "body-fixed"),
+                (f"Jdot ({foot}, base)", "jacobian_time_derivative", {"body": foot},
+                 "Jdot mixed", "mixed")]
+        for label, function, options, theirs, representation in ours:
+            size = robot.function(function, **options).n_instructions()
+            rows.append([name, label, size, adam[theirs], representation,
+                         f"{size / adam[theirs]:.2f}"])
         contacts = TASK_CONTACTS[name]
         for label, function, options in [
                 ("h_G", "centroidal_momentum", {}),
@@ -289,8 +297,9 @@ def task_graph_sizes(urdfs: dict[str, str]) -> str:
                  {"contacts": contacts, "fext": False}),
                 ("impulse dynamics", "impulse_dynamics", {"contacts": contacts})]:
             rows.append([name, label, robot.function(function, **options).n_instructions(),
-                         "-", "-"])
-    return table(["model", "fn", "casdyn", "adam (body-fixed)", "casdyn / adam"], rows)
+                         "-", "-", "-"])
+    return table(["model", "fn", "casdyn", "adam", "adam's representation", "casdyn / adam"],
+                 rows)
 
 
 TASK_PEERS = {"A_G": "computeCentroidalMap", "contact": "constraintDynamics"}

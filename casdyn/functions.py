@@ -44,7 +44,8 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, object]]
     "velocity_product": (("q", "qd"), ("c",), {}),
     "gravity_torque": (("q",), ("g",), {}),
     "bias_force": (("q", "qd"), ("h",), {}),
-    "geometric_jacobian": (("q",), ("J",), {"body": None, "point": None}),
+    "geometric_jacobian": (("q",), ("J",),
+        {"body": None, "point": None, "reference_frame": "base"}),
     "get_transform": (("q",), ("T",), {"body": None, "relative_to": None}),
     "center_of_mass": (("q",), ("com", "com_jacobian"), {}),
     "external_force": (("wrench", "q"), ("fext",), {"body": None}),
@@ -56,9 +57,12 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, object]]
     ),
     "integrate": (("q", "v"), ("q_next",), {"dt": 1.0}),
     "difference": (("q0", "q1"), ("v",), {}),
-    "frame_velocity": (("q", "qd"), ("velocity",), {"body": None, "point": None}),
-    "frame_acceleration": (("q", "qd", "qdd"), ("acceleration",), {"body": None, "point": None}),
-    "jacobian_time_derivative": (("q", "qd"), ("Jdot",), {"body": None, "point": None}),
+    "frame_velocity": (("q", "qd"), ("velocity",),
+        {"body": None, "point": None, "reference_frame": "base"}),
+    "frame_acceleration": (("q", "qd", "qdd"), ("acceleration",),
+        {"body": None, "point": None, "reference_frame": "base"}),
+    "jacobian_time_derivative": (("q", "qd"), ("Jdot",),
+        {"body": None, "point": None, "reference_frame": "base"}),
     "centroidal_momentum_matrix": (("q",), ("A_G",), {}),
     "centroidal_momentum": (("q", "qd"), ("h_G",), {}),
     "centroidal_momentum_bias": (("q", "qd"), ("Adot_qd",), {}),
@@ -71,6 +75,7 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, object]]
     "regressor": (("q", "qd", "qdd"), ("Y",), {}),
 }
 FUNCTION_NAMES = tuple(SIGNATURES)
+REFERENCE_FRAMES = ("base", "local")  # the axes of task-space vectors
 # outputs that are vectors: 1-D NumPy arrays in numeric results, whatever their length
 VECTOR_OUTPUTS = frozenset({"tau", "qdd", "c", "g", "h", "com", "q_next", "v", "velocity",
                             "acceleration", "h_G", "Adot_qd", "T", "V", "qd_plus"})
@@ -212,6 +217,11 @@ def _resolve_options(model: Model, name: str, options: dict) -> dict:
             raise InputError(f"option {flag} of {name!r} must be True or False")
     if "dt" in accepted:
         resolved["dt"] = arguments.finite_number(resolved["dt"], f"option dt of {name!r}")
+    if "reference_frame" in accepted and resolved["reference_frame"] not in REFERENCE_FRAMES:
+        raise InputError(
+            f"option reference_frame of {name!r} is {resolved['reference_frame']!r}; it is "
+            "'base' (base-frame axes, Pinocchio's LOCAL_WORLD_ALIGNED) or 'local' (the "
+            "body's axes, Pinocchio's LOCAL)")
     if resolved.get("point") is not None:
         resolved["point"] = arguments.point(resolved["point"], f"option point of {name!r}")
         if not any(resolved["point"]):
@@ -491,29 +501,38 @@ def _at_the_origin(model: Model, q: SX) -> SX:
     return q
 
 
+def _local(options: dict) -> bool:
+    """Whether a task-space function's vectors have the body's axes."""
+    return options["reference_frame"] == "local"
+
+
 def _geometric_jacobian(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
     q = _at_the_origin(model, s["q"])
-    return [kinematics.geometric_jacobian(model, q, body, options["point"])]
+    return [kinematics.geometric_jacobian(model, q, body, options["point"],
+                                          _local(options))]
 
 
 def _frame_velocity(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
     q = _at_the_origin(model, s["q"])
-    return [motion.frame_velocity(model, q, s["qd"], body, options["point"])]
+    return [motion.frame_velocity(model, q, s["qd"], body, options["point"],
+                                  _local(options))]
 
 
 def _frame_acceleration(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
     q = _at_the_origin(model, s["q"])
-    return [motion.frame_acceleration(model, q, s["qd"], s["qdd"], body, options["point"])]
+    return [motion.frame_acceleration(model, q, s["qd"], s["qdd"], body, options["point"],
+                                      _local(options))]
 
 
 def _jacobian_time_derivative(model: Model, s: dict, options: dict,
                               stages: _Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
     q = _at_the_origin(model, s["q"])
-    return [motion.jacobian_time_derivative(model, q, s["qd"], body, options["point"])]
+    return [motion.jacobian_time_derivative(model, q, s["qd"], body, options["point"],
+                                            _local(options))]
 
 
 def _contact_system(model: Model, s: dict, qd: SX, options: dict, stages: _Stages,

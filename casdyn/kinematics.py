@@ -83,16 +83,43 @@ def relative_transform(model: Model, q: SX, body: int, relative_to: int) -> Tran
     return pose_a.inverse().then(pose_b)
 
 
-def geometric_jacobian(model: Model, q: SX, body: int, point=None) -> SX:
-    """``6 x nv`` Jacobian ``[w; v] = J qd`` of ``body``'s frame origin (or of ``point``, 3,
-    in its frame), in the base frame."""
-    states = joint_states(model, q)
+def jacobian_columns(model: Model, states: list[JointState], body: int, point=None,
+                     local: bool = False) -> list[tuple[int, SX, SX]]:
+    """``(j, J_w, J_v)`` for each joint ``j`` from the base down to ``body``: its columns of
+    the Jacobian of ``body``'s frame origin (or of ``point``, 3, in its frame), base-frame
+    axes, or with ``local`` the body's own axes. Local columns come from the poses of the
+    joint frames seen from the body, chained upwards from it: no rotation is applied to them
+    afterwards, and the pose of the chain's top (a floating base's) never enters."""
     joint, offset = body_frame(model, body, point)
+    if joint < 0:
+        return []
+    if local:
+        chain, end = _poses_seen_from(model, states, joint, offset), SX.zeros(3, 1)
+    else:
+        chain = chain_poses(model, states, joint)
+        end = chain[-1][1].then(offset).p
+    return [(j, *states[j].type.point_columns(frame, end, 1)) for j, frame in chain]
+
+
+def _poses_seen_from(model: Model, states: list[JointState], joint: int,
+                     offset: Transform) -> list[tuple[int, Transform]]:
+    """``(j, pose of j's frame in the frame offset by ``offset`` from joint's)`` for the
+    joints from the base down to ``joint``, top first."""
+    pose = offset.inverse()
+    chain = []
+    for j in model.support(joint):
+        chain.append((j, pose))
+        pose = pose.then(states[j].motion.inverse()).then(states[j].tree.inverse())
+    return chain[::-1]
+
+
+def geometric_jacobian(model: Model, q: SX, body: int, point=None, local: bool = False) -> SX:
+    """``6 x nv`` Jacobian ``[w; v] = J qd`` of ``body``'s frame origin (or of ``point``, 3,
+    in its frame), in the base frame; with ``local`` in the body's frame (Pinocchio's
+    ``LOCAL``)."""
+    states = joint_states(model, q)
     J = SX(6, model.nv)
-    chain = chain_poses(model, states, joint)
-    origin = (chain[-1][1] if chain else Transform.identity()).then(offset).p
-    for j, frame in chain:
-        angular, linear = states[j].type.point_columns(frame, origin, 1)
+    for j, angular, linear in jacobian_columns(model, states, body, point, local):
         states[j].put(J, angular, slice(0, 3))
         states[j].put(J, linear, slice(3, 6))
     return J

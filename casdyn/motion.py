@@ -4,7 +4,10 @@ momentum, energy and contacts").
 All are for a point fixed in a body (its frame origin unless a ``point`` in the body frame
 is given), angular part first, with base-frame axes (Pinocchio's ``LOCAL_WORLD_ALIGNED``):
 ``[w; v] = J qd`` and the classical acceleration ``[dw/dt; dv/dt] = J qdd + Jdot qd``,
-where ``v`` and ``dv/dt`` are the velocity and acceleration of the point itself.
+where ``v`` and ``dv/dt`` are the velocity and acceleration of the point itself. With
+``local`` the same vectors have the body's axes (Pinocchio's ``LOCAL``), and ``Jdot`` is
+the time derivative of the local ``J``; as the axes turn with the body, the classical
+acceleration is then ``J qdd + Jdot qd + [0; w x v]``.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import casadi as ca
 
 from .joints import TURN
-from .kinematics import body_frame, chain_poses, joint_states
+from .kinematics import body_frame, chain_poses, jacobian_columns, joint_states
 from .model import Model
 from .spatial import SX, FrameMotion, Transform
 
@@ -50,17 +53,28 @@ def _point(chain: list, offset: Transform) -> tuple[SX, SX, SX]:
     return p, w, v + ca.cross(w, p - pose.p)
 
 
-def frame_velocity(model: Model, q: SX, qd: SX, body: int, point=None) -> SX:
-    """``[w; v]`` (6 x 1): the body's angular velocity and its point's velocity, base frame."""
+def frame_velocity(model: Model, q: SX, qd: SX, body: int, point=None,
+                   local: bool = False) -> SX:
+    """``[w; v]`` (6 x 1): the body's angular velocity and its point's velocity, base frame
+    (``local``: the body's frame)."""
+    if local:  # J qd from the local columns, which never see a floating base's pose
+        states = joint_states(model, q)
+        velocity = SX.zeros(6, 1)
+        for j, angular, linear in jacobian_columns(model, states, body, point, True):
+            rates = states[j].rates(qd)
+            velocity += ca.vertcat(ca.mtimes(angular, rates), ca.mtimes(linear, rates))
+        return velocity
     joint, offset = body_frame(model, body, point)
     _, w, v = _point(_chain_velocities(model, q, qd, joint), offset)
     return ca.vertcat(w, v)
 
 
-def frame_acceleration(model: Model, q: SX, qd: SX, qdd: SX, body: int, point=None) -> SX:
+def frame_acceleration(model: Model, q: SX, qd: SX, qdd: SX, body: int, point=None,
+                       local: bool = False) -> SX:
     """``[dw/dt; dv/dt]`` (6 x 1): the classical accelerations of the body and its point, base
-    frame. Propagated in the joint frames as the forward pass of RNEA (Luh, Walker & Paul
-    1980), from a base at rest (no gravity), then turned into base-frame axes."""
+    frame (``local``: the body's frame). Propagated in the joint frames as the forward pass
+    of RNEA (Luh, Walker & Paul 1980), from a base at rest (no gravity), then turned into
+    the wanted axes."""
     states = joint_states(model, q)
     joint, offset = body_frame(model, body, point)
     chain = chain_poses(model, states, joint)
@@ -69,12 +83,14 @@ def frame_acceleration(model: Model, q: SX, qd: SX, qdd: SX, body: int, point=No
     motion = FrameMotion(SX.zeros(3, 1), SX.zeros(3, 1), SX.zeros(3, 1))
     for j, _ in chain:
         motion = states[j].propagate(motion, states[j].rates(qd), states[j].rates(qdd))
-    R = chain[-1][1].R
+    R = offset.R.T if local else chain[-1][1].R
     return ca.vertcat(ca.mtimes(R, motion.alpha), ca.mtimes(R, motion.point(offset.p)))
 
 
-def jacobian_time_derivative(model: Model, q: SX, qd: SX, body: int, point=None) -> SX:
-    """``Jdot`` (6 x nv), the time derivative of :func:`casdyn.kinematics.geometric_jacobian`.
+def jacobian_time_derivative(model: Model, q: SX, qd: SX, body: int, point=None,
+                             local: bool = False) -> SX:
+    """``Jdot`` (6 x nv), the time derivative of :func:`casdyn.kinematics.geometric_jacobian`
+    (``local``: of the local one, see :func:`_local_jacobian_time_derivative`).
 
     A column of joint j is a unit turn about (or slide along) an axis ``a`` of j's moved
     frame, which rotates with that frame's angular velocity ``w_j``, so ``da/dt = w_j x a``.
@@ -83,6 +99,8 @@ def jacobian_time_derivative(model: Model, q: SX, qd: SX, body: int, point=None)
     ``[0; w_j x a]``, with ``o_j``, ``v_j`` the moved frame's origin and its velocity and
     ``p``, ``v_p`` the point's.
     """
+    if local:
+        return _local_jacobian_time_derivative(model, q, qd, body, point)
     joint, offset = body_frame(model, body, point)
     chain = _chain_velocities(model, q, qd, joint)
     p, _, v_p = _point(chain, offset)
@@ -100,4 +118,26 @@ def jacobian_time_derivative(model: Model, q: SX, qd: SX, body: int, point=None)
                 linear.append(turning)
         state.put(Jdot, ca.horzcat(*angular), slice(0, 3))
         state.put(Jdot, ca.horzcat(*linear), slice(3, 6))
+    return Jdot
+
+
+def _local_jacobian_time_derivative(model: Model, q: SX, qd: SX, body: int, point=None) -> SX:
+    """``Jdot`` of the local Jacobian. A joint's local columns ``J_j`` are its motion
+    ``S_j`` seen from the body, ``X S_j``; ``S_j`` moves with the frame it turns,
+    ``X`` with the body, so ``dJ_j/dt = (v_j - v) x J_j = -u_j x J_j`` (spatial cross
+    product), ``u_j = [w; v]`` the body's motion relative to j's moved frame: the sum of
+    ``J_k qd_k`` over the joints ``k`` below ``j``. Written ``[a x w; l x w + a x v]`` for
+    ``J_j = [a; l]``."""
+    states = joint_states(model, q)
+    Jdot = SX(6, model.nv)
+    below = SX.zeros(6, 1)  # u_j: the body's motion relative to j's moved frame, local axes
+    for j, angular, linear in reversed(jacobian_columns(model, states, body, point, True)):
+        w, v = below[:3], below[3:]
+        angular_dot = [ca.cross(angular[:, k], w) for k in range(angular.shape[1])]
+        linear_dot = [ca.cross(linear[:, k], w) + ca.cross(angular[:, k], v)
+                      for k in range(angular.shape[1])]
+        states[j].put(Jdot, ca.horzcat(*angular_dot), slice(0, 3))
+        states[j].put(Jdot, ca.horzcat(*linear_dot), slice(3, 6))
+        rates = states[j].rates(qd)
+        below = below + ca.vertcat(ca.mtimes(angular, rates), ca.mtimes(linear, rates))
     return Jdot

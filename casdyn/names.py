@@ -39,10 +39,11 @@ def digest(text: str, length: int = 8) -> str:
 def function_name(name: str, options: dict) -> str:
     """The CasADi (and C) name of the Function ``name`` with resolved ``options``: the
     function's name, ``nofext`` for the variant without external forces, then the body and
-    reference frame, e.g. ``get_transform_tool0_base``. A hash of the options is appended
-    where the readable form could stand for other options too: a name changed by
-    :func:`identifier` (which also cuts long names), or a body with an underscore
-    followed by a reference frame (``a`` in ``b_c`` would read as ``a_b`` in ``c``)."""
+    reference frame, e.g. ``get_transform_tool0_base``, and ``local`` for vectors in the
+    body's axes. A hash of the options is appended where the readable form could stand for
+    other options too: a name changed by :func:`identifier` (which also cuts long names), a
+    body with an underscore followed by a reference frame (``a`` in ``b_c`` would read as
+    ``a_b`` in ``c``), or a body whose name ends in ``_local``."""
     parts = [name]
     if options.get("fext") is False:
         parts.append("nofext")
@@ -51,12 +52,16 @@ def function_name(name: str, options: dict) -> str:
     frames = [str(options[key]) for key in ("body", "relative_to")
               if options.get(key) is not None]
     readable = [identifier(frame, "f") for frame in frames]
-    ambiguous = readable != frames or (len(frames) == 2 and "_" in frames[0])
+    ambiguous = readable != frames or (len(frames) == 2 and "_" in frames[0]) or \
+        any(frame.endswith("_local") for frame in readable)
     parts += readable
+    local = options.get("reference_frame") == "local"
+    if local:
+        parts.append("local")
     if options.get("dt", 1.0) != 1.0:
         parts.append("dt" + digest(repr(options["dt"])))
     if ambiguous:
-        parts.append("h" + digest(repr(frames)))
+        parts.append("h" + digest(repr((frames, "local") if local else frames)))
     for key in ("point", "contacts"):  # no readable form: a hash of the value
         if options.get(key) is not None:
             parts.append(key[0] + digest(repr(options[key])))

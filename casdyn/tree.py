@@ -261,10 +261,11 @@ class RigidBodyTree:
         return self._call("forward_dynamics_derivatives", q=q, qd=qd, tau=tau, fext=fext)
 
     # --- kinematics -----------------------------------------------------------------------
-    def geometric_jacobian(self, q, body: str, point=None):
+    def geometric_jacobian(self, q, body: str, point=None, reference_frame: str = "base"):
         """``6 x nv`` Jacobian of ``body``'s frame origin (or of ``point``, 3, in its frame):
-        ``[w; v] = J qd``, base frame."""
-        return self._call("geometric_jacobian", {"body": body, "point": _point(point)}, q=q)
+        ``[w; v] = J qd``, base-frame axes; ``reference_frame="local"``: the body's axes
+        (Pinocchio's ``LOCAL``; ``"base"`` is its ``LOCAL_WORLD_ALIGNED``)."""
+        return self._call("geometric_jacobian", _task(body, point, reference_frame), q=q)
 
     # --- identification -----------------------------------------------------------------------
     def inertial_parameters(self) -> np.ndarray:
@@ -307,21 +308,26 @@ class RigidBodyTree:
         return independent, identification.base_map(samples.shape[1], independent, K)
 
     # --- task space ---------------------------------------------------------------------------
-    def frame_velocity(self, q, qd, body: str, point=None):
+    def frame_velocity(self, q, qd, body: str, point=None, reference_frame: str = "base"):
         """``[w; v]`` (6,): ``body``'s angular velocity and the velocity of its frame origin
-        (or of ``point``, 3, in its frame), base-frame axes; ``J qd``."""
-        return self._call("frame_velocity", {"body": body, "point": _point(point)}, q=q, qd=qd)
+        (or of ``point``, 3, in its frame), base-frame axes (``"local"``: the body's);
+        ``J qd``."""
+        return self._call("frame_velocity", _task(body, point, reference_frame), q=q, qd=qd)
 
-    def frame_acceleration(self, q, qd, qdd, body: str, point=None):
+    def frame_acceleration(self, q, qd, qdd, body: str, point=None,
+                           reference_frame: str = "base"):
         """``[dw/dt; dv/dt]`` (6,): the classical accelerations of ``body`` and of its frame
-        origin (or ``point``), base-frame axes; ``J qdd + Jdot qd``."""
-        return self._call("frame_acceleration", {"body": body, "point": _point(point)}, q=q, qd=qd,
-                          qdd=qdd)
+        origin (or ``point``), base-frame axes, ``J qdd + Jdot qd``; ``"local"``: the same
+        vectors in the body's axes, ``J qdd + Jdot qd + [0; w x v]`` with the local ones."""
+        return self._call("frame_acceleration", _task(body, point, reference_frame), q=q,
+                          qd=qd, qdd=qdd)
 
-    def jacobian_time_derivative(self, q, qd, body: str, point=None):
-        """``Jdot`` (6, nv): the time derivative of :meth:`geometric_jacobian` along ``qd``."""
-        return self._call("jacobian_time_derivative", {"body": body, "point": _point(point)}, q=q,
-                          qd=qd)
+    def jacobian_time_derivative(self, q, qd, body: str, point=None,
+                                 reference_frame: str = "base"):
+        """``Jdot`` (6, nv): the time derivative of :meth:`geometric_jacobian` (with the same
+        ``reference_frame``) along ``qd``."""
+        return self._call("jacobian_time_derivative", _task(body, point, reference_frame),
+                          q=q, qd=qd)
 
     # --- momentum and energy --------------------------------------------------------------------
     def centroidal_momentum_matrix(self, q=None):
@@ -663,6 +669,11 @@ class RigidBodyTree:
 def _point(point):
     """A point option as a hashable tuple (None: the frame origin)."""
     return None if point is None else arguments.point(point, "point")
+
+
+def _task(body: str, point, reference_frame: str) -> dict:
+    """The options of a task-space function."""
+    return {"body": body, "point": _point(point), "reference_frame": reference_frame}
 
 
 def _scalar(value):

@@ -167,6 +167,10 @@ class Reference:
         return moment / total, (moving * moving_mass / total) @ self.G
 
 
+# casdyn's reference_frame option -> Pinocchio's ReferenceFrame
+PIN = {"base": pin.LOCAL_WORLD_ALIGNED, "local": pin.LOCAL}
+
+
 class TaskSpace:
     """Pinocchio's frame, centroidal, energy and contact quantities for a :class:`Reference`,
     in casdyn's conventions (SPEC "Frames, momentum, energy and contacts")."""
@@ -198,26 +202,33 @@ class TaskSpace:
         pin.forwardKinematics(ref.model, ref.data, ref.q(q), ref.v(qd), a)
         pin.updateFramePlacements(ref.model, ref.data)
 
-    def frame_velocity(self, q, qd, body, point=None):
+    def frame_velocity(self, q, qd, body, point=None, reference_frame="base"):
         frame = self.frame(body, point)
         self._kinematics(q, qd)
-        v = pin.getFrameVelocity(self.ref.model, self.ref.data, frame, pin.LOCAL_WORLD_ALIGNED)
+        v = pin.getFrameVelocity(self.ref.model, self.ref.data, frame, PIN[reference_frame])
         return np.r_[v.angular, v.linear]
 
-    def frame_acceleration(self, q, qd, qdd, body, point=None):
+    def frame_acceleration(self, q, qd, qdd, body, point=None, reference_frame="base"):
         frame = self.frame(body, point)
         self._kinematics(q, qd, qdd)
         a = pin.getFrameClassicalAcceleration(self.ref.model, self.ref.data, frame,
-                                              pin.LOCAL_WORLD_ALIGNED)
+                                              PIN[reference_frame])
         return np.r_[a.angular, a.linear]
 
-    def jacobian_time_derivative(self, q, qd, body, point=None):
+    def jacobian(self, q, body, point=None, reference_frame="base"):
+        ref = self.ref
+        frame = self.frame(body, point)
+        pin.computeJointJacobians(ref.model, ref.data, ref.q(q))
+        pin.updateFramePlacements(ref.model, ref.data)
+        J = pin.getFrameJacobian(ref.model, ref.data, frame, PIN[reference_frame])
+        return np.vstack([J[3:], J[:3]]) @ ref.G
+
+    def jacobian_time_derivative(self, q, qd, body, point=None, reference_frame="base"):
         ref = self.ref
         frame = self.frame(body, point)
         pin.computeJointJacobiansTimeVariation(ref.model, ref.data, ref.q(q), ref.v(qd))
         pin.updateFramePlacements(ref.model, ref.data)
-        dJ = pin.getFrameJacobianTimeVariation(ref.model, ref.data, frame,
-                                               pin.LOCAL_WORLD_ALIGNED)
+        dJ = pin.getFrameJacobianTimeVariation(ref.model, ref.data, frame, PIN[reference_frame])
         return np.vstack([dJ[3:], dJ[:3]]) @ ref.G
 
     def _about(self, linear, angular, com):

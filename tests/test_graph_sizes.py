@@ -30,8 +30,10 @@ FEET = [casdyn.Contact(f"{leg}_FOOT") for leg in ("FL", "FR", "HL", "HR")]  # so
 FLOATING_CEILINGS = {
     "solo12": {"ID": 2120, "ID_nofext": 1423, "FD": 4036, "FD_nofext": 3339, "M": 1028,
                "h": 1323, "dID_nofext": 11365, "dFD_nofext": 27799,
-               # the task-space and contact functions (issue 11; adam: A_G 4,043, Jdot 583)
-               "A_G": 1734, "Jdot": 486, "contact_nofext": 7765, "impulse": 5836},
+               # the task-space and contact functions (issue 11; adam: A_G 4,043, Jdot 583
+               # body-fixed = in the foot's axes, 1,469 mixed = base-frame axes)
+               "A_G": 1734, "Jdot": 486, "Jdot_local": 225, "contact_nofext": 7765,
+               "impulse": 5836},
     "ur5e": {"ID": 1150, "ID_nofext": 688, "FD": 2201, "FD_nofext": 1739, "M": 684, "h": 642,
              "dID_nofext": 6913, "dFD_nofext": 14318},
 }
@@ -42,6 +44,8 @@ FUNCTIONS = {"ID": ("inverse_dynamics", {}), "ID_nofext": ("inverse_dynamics", {
              "dFD_nofext": ("forward_dynamics_derivatives", {"fext": False}),
              "A_G": ("centroidal_momentum_matrix", {}),
              "Jdot": ("jacobian_time_derivative", {"body": "FL_FOOT"}),
+             "Jdot_local": ("jacobian_time_derivative",
+                            {"body": "FL_FOOT", "reference_frame": "local"}),
              "contact_nofext": ("contact_dynamics", {"contacts": FEET, "fext": False}),
              "impulse": ("impulse_dynamics", {"contacts": FEET}),
              "Y": ("regressor", {})}

@@ -52,6 +52,10 @@ def test_function_names_differ_where_the_options_do():
              ({"body": "a_b"}, {"body": "a__b"})]
     for first, second in pairs:
         assert function_name("get_transform", first) != function_name("get_transform", second)
+    assert function_name("geometric_jacobian", {"body": "tool0", "reference_frame": "local"}) \
+        == "geometric_jacobian_tool0_local"
+    assert function_name("geometric_jacobian", {"body": "x", "reference_frame": "local"}) != \
+        function_name("geometric_jacobian", {"body": "x_local", "reference_frame": "base"})
 
 
 def test_every_function_works_for_every_name(robot):

@@ -30,18 +30,21 @@ def _bodies(robot) -> list[int]:
     return sorted({0, robot.n_bodies // 2, robot.n_bodies - 1})
 
 
-def test_frame_velocity_acceleration_and_jdot_agree_with_pinocchio(loaded):
+@pytest.mark.parametrize("axes", ["base", "local"])
+def test_frame_velocity_acceleration_and_jdot_agree_with_pinocchio(loaded, axes):
     robot, reference = loaded
     q, qd, qdd, _ = random_state(robot, 3)
     for body in _bodies(robot):
         name = robot.body_names[body]
         for point in (None, POINT):
-            assert_close(robot.frame_velocity(q, qd, name, point),
-                         reference.frame_velocity(q, qd, body, point))
-            assert_close(robot.frame_acceleration(q, qd, qdd, name, point),
-                         reference.frame_acceleration(q, qd, qdd, body, point))
-            assert_close(robot.jacobian_time_derivative(q, qd, name, point),
-                         reference.jacobian_time_derivative(q, qd, body, point))
+            assert_close(robot.geometric_jacobian(q, name, point, axes),
+                         reference.jacobian(q, body, point, axes))
+            assert_close(robot.frame_velocity(q, qd, name, point, axes),
+                         reference.frame_velocity(q, qd, body, point, axes))
+            assert_close(robot.frame_acceleration(q, qd, qdd, name, point, axes),
+                         reference.frame_acceleration(q, qd, qdd, body, point, axes))
+            assert_close(robot.jacobian_time_derivative(q, qd, name, point, axes),
+                         reference.jacobian_time_derivative(q, qd, body, point, axes))
 
 
 def test_centroidal_momentum_and_energy_agree_with_pinocchio(loaded):
@@ -70,6 +73,15 @@ def test_the_quantities_are_what_they_are_defined_from(loaded):
     assert_close(robot.kinetic_energy(q, qd), 0.5 * qd @ robot.mass_matrix(q) @ qd)
     com, _ = robot.center_of_mass(q)
     assert_close(robot.potential_energy(q), -robot.mass * robot.gravity @ com)
+    # in the body's axes, which turn with it: the classical acceleration gains w x v
+    J = robot.geometric_jacobian(q, name, POINT, "local")
+    w, v = np.split(robot.frame_velocity(q, qd, name, POINT, "local"), 2)
+    assert_close(np.r_[w, v], J @ qd)
+    Jdot = robot.jacobian_time_derivative(q, qd, name, POINT, "local")
+    assert_close(robot.frame_acceleration(q, qd, qdd, name, POINT, "local"),
+                 J @ qdd + Jdot @ qd + np.r_[np.zeros(3), np.cross(w, v)])
+    R = robot.get_transform(q, name)[:3, :3]
+    assert_close(J, np.kron(np.eye(2), R.T) @ robot.geometric_jacobian(q, name, POINT))
 
 
 @pytest.mark.parametrize("case", [("shipped", "ur5e", False), ("shipped", "solo12", True),
@@ -97,9 +109,11 @@ def test_accelerations_are_time_derivatives_along_a_motion(case):
     assert_close(rate(lambda q_, v_: robot.centroidal_momentum(q_, v_)),
                  robot.centroidal_momentum_matrix(q) @ qdd
                  + robot.centroidal_momentum_bias(q, qd), rtol=1e-6)
-    J_at = [robot.geometric_jacobian(robot.integrate(q, qd * t), name, POINT) for t in (h, -h)]
-    assert_close((J_at[0] - J_at[1]) / (2 * h),
-                 robot.jacobian_time_derivative(q, qd, name, POINT), rtol=1e-6)
+    for axes in ("base", "local"):
+        J_at = [robot.geometric_jacobian(robot.integrate(q, qd * t), name, POINT, axes)
+                for t in (h, -h)]
+        assert_close((J_at[0] - J_at[1]) / (2 * h),
+                     robot.jacobian_time_derivative(q, qd, name, POINT, axes), rtol=1e-6)
 
 
 def test_the_functions_take_symbols_and_differentiate():
@@ -125,3 +139,7 @@ def test_a_point_of_the_wrong_size_or_an_unknown_body_is_an_input_error():
         robot.jacobian_time_derivative(None, None, "tool")
     with pytest.raises(casdyn.InputError, match="finite"):
         robot.frame_acceleration(None, None, None, "tool0", point=(0, np.nan, 0))
+    with pytest.raises(casdyn.InputError, match=r"'base' .* or 'local'"):
+        robot.geometric_jacobian(None, "tool0", reference_frame="world")
+    with pytest.raises(casdyn.InputError, match="LOCAL_WORLD_ALIGNED"):
+        robot.function("jacobian_time_derivative", body="tool0", reference_frame="LOCAL")
