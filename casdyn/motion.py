@@ -61,8 +61,7 @@ def frame_velocity(model: Model, q: SX, qd: SX, body: int, point=None,
         states = joint_states(model, q)
         velocity = SX.zeros(6, 1)
         for j, angular, linear in jacobian_columns(model, states, body, point, True):
-            rates = states[j].rates(qd)
-            velocity += ca.vertcat(ca.mtimes(angular, rates), ca.mtimes(linear, rates))
+            velocity += _column_motion(states[j].rates(qd), angular, linear)
         return velocity
     joint, offset = body_frame(model, body, point)
     _, w, v = _point(_chain_velocities(model, q, qd, joint), offset)
@@ -138,6 +137,10 @@ def _local_jacobian_time_derivative(model: Model, q: SX, qd: SX, body: int, poin
                       for k in range(angular.shape[1])]
         states[j].put(Jdot, ca.horzcat(*angular_dot), slice(0, 3))
         states[j].put(Jdot, ca.horzcat(*linear_dot), slice(3, 6))
-        rates = states[j].rates(qd)
-        below = below + ca.vertcat(ca.mtimes(angular, rates), ca.mtimes(linear, rates))
+        below = below + _column_motion(states[j].rates(qd), angular, linear)
     return Jdot
+
+
+def _column_motion(rates: SX, angular: SX, linear: SX) -> SX:
+    """``J_j qd_j`` (6 x 1): the motion a joint's Jacobian columns give its rates."""
+    return ca.vertcat(ca.mtimes(angular, rates), ca.mtimes(linear, rates))
