@@ -43,7 +43,8 @@ def function_name(name: str, options: dict) -> str:
     body's axes. A hash of the options is appended where the readable form could stand for
     other options too: a name changed by :func:`identifier` (which also cuts long names), a
     body with an underscore followed by a reference frame (``a`` in ``b_c`` would read as
-    ``a_b`` in ``c``), or a body whose name ends in ``_local``."""
+    ``a_b`` in ``c``), or, where the axes are an option, a body whose name ends in
+    ``_local``."""
     parts = [name]
     if options.get("fext") is False:
         parts.append("nofext")
@@ -52,8 +53,10 @@ def function_name(name: str, options: dict) -> str:
     frames = [str(options[key]) for key in ("body", "relative_to")
               if options.get(key) is not None]
     readable = [identifier(frame, "f") for frame in frames]
+    # a function with axes to choose: body "x" in local axes must not read as body "x_local"
+    axes = "reference_frame" in options
     ambiguous = readable != frames or (len(frames) == 2 and "_" in frames[0]) or \
-        any(frame.endswith("_local") for frame in readable)
+        (axes and any(frame.endswith("_local") for frame in readable))
     parts += readable
     local = options.get("reference_frame") == "local"
     if local:

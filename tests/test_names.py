@@ -56,6 +56,8 @@ def test_function_names_differ_where_the_options_do():
         == "geometric_jacobian_tool0_local"
     assert function_name("geometric_jacobian", {"body": "x", "reference_frame": "local"}) != \
         function_name("geometric_jacobian", {"body": "x_local", "reference_frame": "base"})
+    # functions without a choice of axes keep their plain names
+    assert function_name("get_transform", {"body": "x_local"}) == "get_transform_x_local"
 
 
 def test_every_function_works_for_every_name(robot):
