@@ -94,14 +94,14 @@ def jacobian_columns(model: Model, states: list[JointState], body: int, point=No
     if joint < 0:
         return []
     if local:
-        chain, end = _poses_seen_from(model, states, joint, offset), SX.zeros(3, 1)
+        chain, end = poses_seen_from(model, states, joint, offset), SX.zeros(3, 1)
     else:
         chain = chain_poses(model, states, joint)
         end = chain[-1][1].then(offset).p
     return [(j, *states[j].type.point_columns(frame, end, 1)) for j, frame in chain]
 
 
-def _poses_seen_from(model: Model, states: list[JointState], joint: int,
+def poses_seen_from(model: Model, states: list[JointState], joint: int,
                      offset: Transform) -> list[tuple[int, Transform]]:
     """``(j, pose of j's frame in the frame offset by ``offset`` from joint's)`` for the
     joints from the base down to ``joint``, top first."""

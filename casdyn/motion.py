@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import casadi as ca
 
-from .joints import TURN
-from .kinematics import body_frame, chain_poses, jacobian_columns, joint_states
+from .joints import TURN, JointState
+from .kinematics import body_frame, chain_poses, jacobian_columns, joint_states, poses_seen_from
 from .model import Model
 from .spatial import SX, FrameMotion, Transform
 
@@ -23,24 +23,33 @@ from .spatial import SX, FrameMotion, Transform
 def _chain_velocities(model: Model, q: SX, qd: SX, joint: int) -> list:
     """``(state, pose, w, v)`` for each joint from the base down to ``joint``: the moved
     frame's pose in the base frame, its angular velocity and the velocity of its origin
-    (base-frame axes). Every column of ``S`` turns about or slides along an axis of the moved
-    frame through its origin, so the joint adds its turns to ``w`` and its slides to ``v``."""
+    (base-frame axes)."""
     states = joint_states(model, q)
     w = v = SX.zeros(3, 1)
     origin = SX.zeros(3, 1)
     chain = []
     for j, pose in chain_poses(model, states, joint):
         v = v + ca.cross(w, pose.p - origin)
-        rates = states[j].rates(qd)
-        for k, (kind, axis) in enumerate(states[j].type.dofs):
-            step = pose.R[:, axis] * rates[k]
-            if kind == TURN:
-                w = w + step
-            else:
-                v = v + step
+        w, v = _with_joint_motion(states[j], pose, qd, w, v)
         chain.append((states[j], pose, w, v))
         origin = pose.p
     return chain
+
+
+def _with_joint_motion(state: JointState, pose: Transform, qd: SX, w: SX, v: SX
+                       ) -> tuple[SX, SX]:
+    """``(w, v)``, a motion given by its angular velocity and the velocity of the point at
+    the origin of ``pose`` (the joint's moved frame), plus the joint's own motion. Every
+    column of ``S`` turns about or slides along an axis of the moved frame through its
+    origin, so the joint adds its turns to ``w`` and its slides to ``v``."""
+    rates = state.rates(qd)
+    for k, (kind, axis) in enumerate(state.type.dofs):
+        step = pose.R[:, axis] * rates[k]
+        if kind == TURN:
+            w = w + step
+        else:
+            v = v + step
+    return w, v
 
 
 def _point(chain: list, offset: Transform) -> tuple[SX, SX, SX]:
@@ -122,22 +131,34 @@ def jacobian_time_derivative(model: Model, q: SX, qd: SX, body: int, point=None,
 
 def _local_jacobian_time_derivative(model: Model, q: SX, qd: SX, body: int, point=None) -> SX:
     """``Jdot`` of the local Jacobian. A joint's local columns ``J_j`` are its motion
-    ``S_j`` seen from the body, ``X S_j``; ``S_j`` moves with the frame it turns,
-    ``X`` with the body, so ``dJ_j/dt = (v_j - v) x J_j = -u_j x J_j`` (spatial cross
-    product), ``u_j = [w; v]`` the body's motion relative to j's moved frame: the sum of
-    ``J_k qd_k`` over the joints ``k`` below ``j``. Written ``[a x w; l x w + a x v]`` for
-    ``J_j = [a; l]``."""
+    ``S_j`` seen from the body, ``X S_j``; ``S_j`` moves with the frame it turns, ``X``
+    with the body, so ``dJ_j/dt = -u_j x J_j`` (spatial cross product), ``u_j`` the body's
+    motion relative to j's moved frame, which the joints below ``j`` give it. With ``u_j``
+    as ``w`` and the velocity ``v`` of the body's point at j's origin ``o`` (body axes), a
+    turn about ``a``, ``J = [a; o x a]``, changes at ``[a x w; o x (a x w) + a x v]`` (the
+    Jacobi identity), a slide along ``a`` at ``[0; a x w]``: no ``o x a`` is needed. The
+    body's own joint has nothing below it: its columns stay structural zeros."""
     states = joint_states(model, q)
+    joint, offset = body_frame(model, body, point)
     Jdot = SX(6, model.nv)
-    below = SX.zeros(6, 1)  # u_j: the body's motion relative to j's moved frame, local axes
-    for j, angular, linear in reversed(jacobian_columns(model, states, body, point, True)):
-        w, v = below[:3], below[3:]
-        angular_dot = [ca.cross(angular[:, k], w) for k in range(angular.shape[1])]
-        linear_dot = [ca.cross(linear[:, k], w) + ca.cross(angular[:, k], v)
-                      for k in range(angular.shape[1])]
-        states[j].put(Jdot, ca.horzcat(*angular_dot), slice(0, 3))
-        states[j].put(Jdot, ca.horzcat(*linear_dot), slice(3, 6))
-        below = below + _column_motion(states[j].rates(qd), angular, linear)
+    if joint < 0:
+        return Jdot
+    w = v = SX.zeros(3, 1)
+    origin = None
+    for j, pose in reversed(poses_seen_from(model, states, joint, offset)):
+        if origin is not None:
+            v = v + ca.cross(w, pose.p - origin)
+            angular, linear = [], []
+            for kind, axis in states[j].type.dofs:
+                a = pose.R[:, axis]
+                turning = ca.cross(a, w)
+                angular.append(turning if kind == TURN else SX(3, 1))
+                linear.append(ca.cross(pose.p, turning) + ca.cross(a, v) if kind == TURN
+                              else turning)
+            states[j].put(Jdot, ca.horzcat(*angular), slice(0, 3))
+            states[j].put(Jdot, ca.horzcat(*linear), slice(3, 6))
+        w, v = _with_joint_motion(states[j], pose, qd, w, v)
+        origin = pose.p
     return Jdot
 
 

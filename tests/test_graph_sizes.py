@@ -32,7 +32,7 @@ FLOATING_CEILINGS = {
                "h": 1323, "dID_nofext": 11365, "dFD_nofext": 27799,
                # the task-space and contact functions (issue 11; adam: A_G 4,043, Jdot 583
                # body-fixed = in the foot's axes, 1,469 mixed = base-frame axes)
-               "A_G": 1734, "Jdot": 486, "Jdot_local": 225, "contact_nofext": 7765,
+               "A_G": 1734, "Jdot": 486, "Jdot_local": 194, "contact_nofext": 7765,
                "impulse": 5836},
     "ur5e": {"ID": 1150, "ID_nofext": 688, "FD": 2201, "FD_nofext": 1739, "M": 684, "h": 642,
              "dID_nofext": 6913, "dFD_nofext": 14318},
