@@ -15,7 +15,14 @@ from __future__ import annotations
 import casadi as ca
 
 from .joints import TURN, JointState
-from .kinematics import body_frame, chain_poses, jacobian_columns, joint_states, poses_seen_from
+from .kinematics import (
+    body_frame,
+    chain_pose,
+    chain_poses,
+    jacobian_columns,
+    joint_states,
+    poses_seen_from,
+)
 from .model import Model
 from .spatial import SX, FrameMotion, Transform
 
@@ -85,13 +92,13 @@ def frame_acceleration(model: Model, q: SX, qd: SX, qdd: SX, body: int, point=No
     the wanted axes."""
     states = joint_states(model, q)
     joint, offset = body_frame(model, body, point)
-    chain = chain_poses(model, states, joint)
-    if not chain:
+    if joint < 0:
         return SX.zeros(6, 1)
     motion = FrameMotion(SX.zeros(3, 1), SX.zeros(3, 1), SX.zeros(3, 1))
-    for j, _ in chain:
+    for j in reversed(model.support(joint)):
         motion = states[j].propagate(motion, states[j].rates(qd), states[j].rates(qdd))
-    R = offset.R.T if local else chain[-1][1].R
+    # in local axes the chain's poses are not needed at all
+    R = offset.R.T if local else chain_pose(model, states, joint).R
     return ca.vertcat(ca.mtimes(R, motion.alpha), ca.mtimes(R, motion.point(offset.p)))
 
 
