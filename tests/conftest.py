@@ -30,6 +30,13 @@ def random_state(robot, seed=0):
     return q, qd, x, rng.normal(size=(robot.n_bodies, 6))
 
 
+def jacobian_rate(robot, q, qd, body: str, point=None, axes: str = "base", h: float = 1e-5):
+    """``d/dt J`` along ``q ⊕ qd t`` by central differences: what ``Jdot`` must be."""
+    J_at = [robot.geometric_jacobian(robot.integrate(q, qd * t), body, point, axes)
+            for t in (h, -h)]
+    return (J_at[0] - J_at[1]) / (2 * h)
+
+
 def case_id(case) -> str:
     """``kind-key-fixed|floating`` for a ``(kind, key, floating_base)`` case."""
     kind, key, floating = case
