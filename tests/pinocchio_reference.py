@@ -364,3 +364,19 @@ def assert_center_of_mass_agrees(robot, reference: Reference, q) -> None:
     for actual, expected in zip(robot.center_of_mass(q), reference.center_of_mass(q),
                                 strict=True):
         assert_close(actual, expected)
+
+
+def assert_frame_motion_agrees(robot, task_space: TaskSpace, q, qd, qdd, body: int, point,
+                               axes: str) -> None:
+    """casdyn's Jacobian, frame velocity and classical acceleration of body ``body`` (an
+    index of ``body_names``; ``point`` in its frame or None) in ``axes`` equal Pinocchio's
+    to 1e-9."""
+    from conftest import assert_close
+
+    name = robot.body_names[body]
+    assert_close(robot.geometric_jacobian(q, name, point, axes),
+                 task_space.jacobian(q, body, point, axes))
+    assert_close(robot.frame_velocity(q, qd, name, point, axes),
+                 task_space.frame_velocity(q, qd, body, point, axes))
+    assert_close(robot.frame_acceleration(q, qd, qdd, name, point, axes),
+                 task_space.frame_acceleration(q, qd, qdd, body, point, axes))

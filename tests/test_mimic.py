@@ -13,7 +13,13 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from conftest import assert_close, jacobian_rate, random_state
-from pinocchio_reference import Reference, TaskSpace, assert_agrees, assert_center_of_mass_agrees
+from pinocchio_reference import (
+    Reference,
+    TaskSpace,
+    assert_agrees,
+    assert_center_of_mass_agrees,
+    assert_frame_motion_agrees,
+)
 from random_trees import random_urdf
 from test_corpus import ROOT
 
@@ -98,12 +104,7 @@ def test_mimic_task_space_agrees_with_pinocchio_and_jdot_with_differences(name, 
     q, qd, qdd, _ = random_state(robot, 3)
     for body, body_name in enumerate(robot.body_names):
         for axes in ("base", "local"):
-            assert_close(robot.geometric_jacobian(q, body_name, None, axes),
-                         reference.jacobian(q, body, None, axes))
-            assert_close(robot.frame_velocity(q, qd, body_name, None, axes),
-                         reference.frame_velocity(q, qd, body, None, axes))
-            assert_close(robot.frame_acceleration(q, qd, qdd, body_name, None, axes),
-                         reference.frame_acceleration(q, qd, qdd, body, None, axes))
+            assert_frame_motion_agrees(robot, reference, q, qd, qdd, body, None, axes)
             assert_close(robot.jacobian_time_derivative(q, qd, body_name, None, axes),
                          jacobian_rate(robot, q, qd, body_name, None, axes, 1e-6), rtol=1e-6)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import assert_close, case_id, jacobian_rate, load_case, random_state
-from pinocchio_reference import TaskSpace
+from pinocchio_reference import TaskSpace, assert_frame_motion_agrees
 from random_trees import random_urdf
 
 import casdyn
@@ -37,12 +37,7 @@ def test_frame_velocity_acceleration_and_jdot_agree_with_pinocchio(loaded, axes)
     for body in _bodies(robot):
         name = robot.body_names[body]
         for point in (None, POINT):
-            assert_close(robot.geometric_jacobian(q, name, point, axes),
-                         reference.jacobian(q, body, point, axes))
-            assert_close(robot.frame_velocity(q, qd, name, point, axes),
-                         reference.frame_velocity(q, qd, body, point, axes))
-            assert_close(robot.frame_acceleration(q, qd, qdd, name, point, axes),
-                         reference.frame_acceleration(q, qd, qdd, body, point, axes))
+            assert_frame_motion_agrees(robot, reference, q, qd, qdd, body, point, axes)
             assert_close(robot.jacobian_time_derivative(q, qd, name, point, axes),
                          reference.jacobian_time_derivative(q, qd, body, point, axes))
 
