@@ -75,6 +75,15 @@ class TreeLDLT:
                     rows[i][j] = rows[i].get(j, SX(0)) - rows[k][i] * L[k][j]
         self.n, self.order, self.L, self.d = n, list(order), L, d
 
+    def entries(self) -> list[tuple[int, int]]:
+        """The ``(row, column)`` of every stored entry of ``L``, row by row."""
+        return [(k, c) for k in range(self.n) for c in self.L[k]]
+
+    def values(self) -> SX:
+        """The stored entries of ``L`` (in the order of :meth:`entries`), then ``d``: the
+        numbers a solve needs besides the sparsity."""
+        return ca.vertcat(*(self.L[k][c] for k, c in self.entries()), *self.d)
+
     def _permuted(self, b: SX) -> list[SX]:
         return [b[self.order[k], :] for k in range(self.n)]
 
