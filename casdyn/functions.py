@@ -21,6 +21,7 @@ from . import (
     derivatives,
     dynamics,
     identification,
+    kernels,
     kinematics,
     motion,
 )
@@ -160,6 +161,7 @@ class FunctionCache:
     def __init__(self, model: Model):
         self.model = model
         self._functions: dict[tuple, ca.Function] = {}
+        self._for_c: dict[tuple, ca.Function] = {}
         self._names: set[str] = set()
         self._stages = _Stages(model)
         self._lock = threading.RLock()
@@ -179,6 +181,22 @@ class FunctionCache:
             if function is None:
                 function = self._functions[key] = self._build(key)
             return function
+
+    def for_c(self, key: tuple) -> ca.Function:
+        """The Function of a key as its C is best generated: the Function of
+        :meth:`get_key`, but for the forward-dynamics derivatives of larger models one whose
+        ``M^-1`` products are C loops (:func:`casdyn.kernels.tree_solve`), with the same
+        name, inputs and outputs. That one exists for the code generator only: it cannot be
+        evaluated in Python."""
+        function = self.get_key(key)
+        name, options = key[0], dict(key[1:])
+        if name != "forward_dynamics_derivatives" or not _solves_in_loops(self.model):
+            return function
+        with self._lock:
+            if key not in self._for_c:
+                self._for_c[key] = _forward_dynamics_derivatives_in_loops(
+                    self._stages.reframed, function, options["fext"], self._stages)
+            return self._for_c[key]
 
     def _build(self, key: tuple) -> ca.Function:
         name, options = key[0], dict(key[1:])
@@ -453,24 +471,81 @@ def _forward_dynamics_derivatives(model: Model, s: dict, options: dict,
     2-17 % smaller on the shipped and benchmark robots). ``M^-1`` itself is solved for its
     upper triangle only and mirrored (6-8 % of the whole on chain24 and the floating
     TALOS)."""
-    _require_regular_mass_matrix(model, stages, "forward dynamics")
-    at = {**s, "qdd": SX.sym("at_qdd", model.nv)}  # ID at a free qdd, then qdd = FD(...)
-    *partials, M = _inverse_dynamics_partials(model, at, options, stages)
+    partials, ldlt, qdd = _forward_dynamics_pieces(model, s, options, stages)
     nv = model.nv
-    ldlt = TreeLDLT(M, dynamics.velocity_order(stages.grouped))
-    # FD itself through the same factorisation: smaller than ABA next to it (3-12 % of the
-    # whole on TALOS, chain24, chain12, UR5e)
-    qdd = dynamics.factorized_forward_dynamics(stages.grouped, s["q"], s["qd"],
-                                               _driving_force(model, s), ldlt)
-    partials = ca.substitute(partials, [at["qdd"]], [qdd])
-    solved = ldlt.solve(ca.horzcat(*partials, SX.eye(nv)))
-    M_inv = ca.triu(solved[:, 2 * nv :])  # symmetric: the lower half mirrors the upper
-    by_solve = [-solved[:, :nv], -solved[:, nv : 2 * nv], M_inv + ca.triu(M_inv, False).T]
+    solved = ldlt.solve(ca.horzcat(*partials))
+    M_inv = ca.triu(ldlt.solve(SX.eye(nv)))  # symmetric: the lower half mirrors the upper
+    by_solve = [-solved[:, :nv], -solved[:, nv:], M_inv + ca.triu(M_inv, False).T]
     if _velocity_pairs(model) > _DERIVATIVE_COMPARE_PAIRS:
         return by_solve
     M_inv = ca.jacobian(qdd, s["tau"])
     by_product = [-ca.mtimes(M_inv, partials[0]), -ca.mtimes(M_inv, partials[1]), M_inv]
     return _smallest([by_product, by_solve], [s[name] for name in ("q", "qd", "tau")], s)
+
+
+# In generated C the forward-dynamics derivatives' M^-1 products run as loops over whole
+# rows (casdyn.kernels) where M is at least this full and this large: chains more than
+# trees. Measured against the SX solve (compiled for this processor, same flags, before the
+# vectoriser's flags of casdyn.export): 24 links 16.2 against 23.7 us, 48 links 187 against
+# 282 (101 with those flags); 12 links equal (4.2 and 4.1); slower on the Panda-like arm
+# (1.58 against 1.28), on 6 links and on the floating TALOS (M half full: 32 against 28),
+# whose zeros the SX graph skips and the loops do not.
+_LOOP_SOLVE_VELOCITIES = 16
+_LOOP_SOLVE_FILL = 0.75
+
+
+def _solves_in_loops(model: Model) -> bool:
+    """Whether the forward-dynamics derivatives' ``M^-1`` products are C loops in generated
+    code: from :data:`_LOOP_SOLVE_VELOCITIES` velocities on, where the lower triangle of
+    ``M`` is at least :data:`_LOOP_SOLVE_FILL` structurally nonzero."""
+    nv = model.nv
+    if nv < _LOOP_SOLVE_VELOCITIES:
+        return False
+    within = sum(k * (k - 1) // 2 for k in (JOINT_TYPES[j.kind].nv for j in model.joints))
+    return (_velocity_pairs(model) - within) / (nv * (nv + 1) / 2) >= _LOOP_SOLVE_FILL
+
+
+def _forward_dynamics_derivatives_in_loops(model: Model, function: ca.Function, fext: bool,
+                                           stages: _Stages) -> ca.Function:
+    """``function`` (the forward-dynamics derivatives, with or without ``fext``) as the code
+    generator should write it: the SX graph of the pieces (inverse dynamics' partials
+    transposed, the numbers of ``M = L^T D L``) and the loops of
+    :func:`casdyn.kernels.tree_solve` for ``-M^-1`` times the partials and ``M^-1``."""
+    nv = model.nv
+    s = {"q": SX.sym("q", model.nq), "qd": SX.sym("qd", nv), "tau": SX.sym("tau", nv),
+         "fext": SX.sym("fext", len(model.bodies), 6)}
+    partials, ldlt, _ = _forward_dynamics_pieces(model, s, {"fext": True}, stages)
+    names = list(SIGNATURES["forward_dynamics_derivatives"][0])
+    c_name = function.name()
+    pieces = _sx_function(f"{c_name}_pieces", "forward_dynamics_derivatives",
+                          [s[n] for n in names],
+                          [ca.densify(ca.horzcat(*partials)).T, ldlt.values()],
+                          names, ["BT", "ld"])
+    if not fext:
+        pieces = without_fext(pieces, f"{c_name}_pieces", "forward_dynamics_derivatives")
+    inputs = [ca.MX.sym(pieces.name_in(i), pieces.sparsity_in(i)) for i in range(pieces.n_in())]
+    XT, Z = kernels.tree_solve(ldlt, 2 * nv, f"{c_name}_solve")(*pieces(*inputs))
+    X = XT.T
+    back = np.argsort(ldlt.order)  # M^-1 = Z with rows and columns in M's order
+    outputs = [X[:, :nv], X[:, nv:], Z[back, back]]
+    outputs = [ca.project(x, function.sparsity_out(k)) for k, x in enumerate(outputs)]
+    return ca.Function(c_name, inputs, outputs, pieces.name_in(), function.name_out())
+
+
+def _forward_dynamics_pieces(model: Model, s: dict, options: dict,
+                             stages: _Stages) -> tuple[list[SX], TreeLDLT, SX]:
+    """What the forward-dynamics derivatives are made of: inverse dynamics' partials
+    ``[d ID/dq, d ID/dqd]`` (nv x nv each) at ``qdd = FD(q, qd, tau)``, the factorisation
+    ``M = L^T D L`` and that ``qdd``."""
+    _require_regular_mass_matrix(model, stages, "forward dynamics")
+    at = {**s, "qdd": SX.sym("at_qdd", model.nv)}  # ID at a free qdd, then qdd = FD(...)
+    *partials, M = _inverse_dynamics_partials(model, at, options, stages)
+    ldlt = TreeLDLT(M, dynamics.velocity_order(stages.grouped))
+    # FD itself through the same factorisation: smaller than ABA next to it (3-12 % of the
+    # whole on TALOS, chain24, chain12, UR5e)
+    qdd = dynamics.factorized_forward_dynamics(stages.grouped, s["q"], s["qd"],
+                                               _driving_force(model, s), ldlt)
+    return ca.substitute(partials, [at["qdd"]], [qdd]), ldlt, qdd
 
 
 def _velocity_product(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:

@@ -433,12 +433,14 @@ class RigidBodyTree:
         has them, up to 40 % faster for large functions) — it may then not run on another
         machine; the C files stay portable either way. :meth:`compile` always does so.
         """
-        chosen = [self._functions.get_key(key) for key in self._keys(functions)]
+        keys = self._keys(functions)
         prefix = identifier(self.name) if prefix is None else prefix
         loaded = export.export_functions(
-            chosen, directory, f"casdyn_{self.name}", compile=compile, compiler=compiler,
-            flags=flags, prefix=prefix, native=native,
+            [self._functions.for_c(key) for key in keys], directory, f"casdyn_{self.name}",
+            compile=compile, compiler=compiler, flags=flags, prefix=prefix, native=native,
         )
+        if not compile:
+            loaded = [self._functions.get_key(key) for key in keys]
         return {f.name(): f for f in loaded}
 
     def compile(self, functions=None, *, directory: str | os.PathLike | None = None):
@@ -459,7 +461,7 @@ class RigidBodyTree:
                          for f in (True, False)]
             functions += ["mass_matrix", "velocity_product", "gravity_torque", "center_of_mass"]
         keys = self._keys(functions)
-        chosen = [self._functions.get_key(key) for key in keys]
+        chosen = [self._functions.for_c(key) for key in keys]
         compiled, module = export.cached_library(chosen, f"casdyn_{self.name}",
                                                  pickle.dumps(self._model), directory,
                                                  VECTOR_OUTPUTS)
