@@ -194,8 +194,13 @@ class FunctionCache:
             return function
         with self._lock:
             if key not in self._for_c:
-                self._for_c[key] = _forward_dynamics_derivatives_in_loops(
-                    self._stages.reframed, function, options["fext"], self._stages)
+                if options["fext"]:
+                    built = _forward_dynamics_derivatives_in_loops(self._stages.reframed,
+                                                                   function, self._stages)
+                else:  # from the full one's pieces with fext = 0, as in _build
+                    full = self.for_c((name, *sorted({**options, "fext": True}.items())))
+                    built = _without_fext_in_loops(full, function, self._stages)
+                self._for_c[key] = built
             return self._for_c[key]
 
     def _build(self, key: tuple) -> ca.Function:
@@ -505,12 +510,12 @@ def _solves_in_loops(model: Model) -> bool:
     return (_velocity_pairs(model) - within) / (nv * (nv + 1) / 2) >= _LOOP_SOLVE_FILL
 
 
-def _forward_dynamics_derivatives_in_loops(model: Model, function: ca.Function, fext: bool,
+def _forward_dynamics_derivatives_in_loops(model: Model, function: ca.Function,
                                            stages: _Stages) -> ca.Function:
-    """``function`` (the forward-dynamics derivatives, with or without ``fext``) as the code
-    generator should write it: the SX graph of the pieces (inverse dynamics' partials
-    transposed, the numbers of ``M = L^T D L``) and the loops of
-    :func:`casdyn.kernels.tree_solve` for ``-M^-1`` times the partials and ``M^-1``."""
+    """``function`` (the forward-dynamics derivatives with ``fext``) as the code generator
+    should write it: the SX graph of the pieces (inverse dynamics' partials transposed, the
+    numbers of ``M = L^T D L``) and the loops of :func:`casdyn.kernels.tree_solve` for
+    ``-M^-1`` times the partials and ``M^-1``."""
     nv = model.nv
     s = {"q": SX.sym("q", model.nq), "qd": SX.sym("qd", nv), "tau": SX.sym("tau", nv),
          "fext": SX.sym("fext", len(model.bodies), 6)}
@@ -521,15 +526,40 @@ def _forward_dynamics_derivatives_in_loops(model: Model, function: ca.Function, 
                           [s[n] for n in names],
                           [ca.densify(ca.horzcat(*partials)).T, ldlt.values()],
                           names, ["BT", "ld"])
-    if not fext:
-        pieces = without_fext(pieces, f"{c_name}_pieces", "forward_dynamics_derivatives")
+    solve = kernels.tree_solve(ldlt, 2 * nv, f"{c_name}_solve")
+    return _solved_in_loops(function, pieces, solve, ldlt.order)
+
+
+def _without_fext_in_loops(full: ca.Function, function: ca.Function,
+                           stages: _Stages) -> ca.Function:
+    """``function`` (the variant without ``fext``) from ``full``, the loops' form of the
+    variant with it: its pieces with ``fext = 0`` inlined, the same loops."""
+    name = full.name()
+    pieces = without_fext(full.find_function(f"{name}_pieces"), f"{function.name()}_pieces",
+                          "forward_dynamics_derivatives")
+    return _solved_in_loops(function, pieces, full.find_function(f"{name}_solve"),
+                            _factorization_order(stages))
+
+
+def _solved_in_loops(function: ca.Function, pieces: ca.Function, solve: ca.Function,
+                     order: list[int]) -> ca.Function:
+    """The MX Function ``pieces`` then ``solve`` (:func:`casdyn.kernels.tree_solve` in the
+    factorisation's ``order``), with the name, inputs, outputs and output sparsity of
+    ``function``."""
+    nv = len(order)
     inputs = [ca.MX.sym(pieces.name_in(i), pieces.sparsity_in(i)) for i in range(pieces.n_in())]
-    XT, Z = kernels.tree_solve(ldlt, 2 * nv, f"{c_name}_solve")(*pieces(*inputs))
+    XT, Z = solve(*pieces(*inputs))
     X = XT.T
-    back = np.argsort(ldlt.order)  # M^-1 = Z with rows and columns in M's order
+    back = np.argsort(order)  # M^-1 = Z with rows and columns in M's order
     outputs = [X[:, :nv], X[:, nv:], Z[back, back]]
     outputs = [ca.project(x, function.sparsity_out(k)) for k, x in enumerate(outputs)]
-    return ca.Function(c_name, inputs, outputs, pieces.name_in(), function.name_out())
+    return ca.Function(function.name(), inputs, outputs, pieces.name_in(),
+                       function.name_out())
+
+
+def _factorization_order(stages: _Stages) -> list[int]:
+    """The order in which the forward-dynamics derivatives factorise ``M = L^T D L``."""
+    return dynamics.velocity_order(stages.grouped)
 
 
 def _forward_dynamics_pieces(model: Model, s: dict, options: dict,
@@ -540,7 +570,7 @@ def _forward_dynamics_pieces(model: Model, s: dict, options: dict,
     _require_regular_mass_matrix(model, stages, "forward dynamics")
     at = {**s, "qdd": SX.sym("at_qdd", model.nv)}  # ID at a free qdd, then qdd = FD(...)
     *partials, M = _inverse_dynamics_partials(model, at, options, stages)
-    ldlt = TreeLDLT(M, dynamics.velocity_order(stages.grouped))
+    ldlt = TreeLDLT(M, _factorization_order(stages))
     # FD itself through the same factorisation: smaller than ABA next to it (3-12 % of the
     # whole on TALOS, chain24, chain12, UR5e)
     qdd = dynamics.factorized_forward_dynamics(stages.grouped, s["q"], s["qd"],
