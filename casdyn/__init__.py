@@ -1,6 +1,6 @@
 """casdyn: rigid-body dynamics of URDF robots as CasADi functions.
 
-The flow: URDF text → :class:`~casdyn.model.Model` (plain data) → algorithms (SX graphs) →
+The flow: URDF text → :class:`~casdyn.model.tree.Model` (plain data) → algorithms (SX graphs) →
 cached ``casadi.Function`` objects → :class:`RigidBodyTree`, the user API.
 """
 
@@ -10,13 +10,13 @@ import os
 
 from . import arguments, integrators
 from ._version import __version__
-from .contacts import Contact
+from .algorithms.contacts import Contact
 from .errors import CasdynError, ExportError, InputError, ModelError, ModelWarning, URDFError
 from .functions import FUNCTION_NAMES
-from .model import Model, build_model
-from .shipped import robot_names, robot_urdf
+from .model.shipped import robot_names, robot_urdf
+from .model.tree import Model, build_model
+from .model.urdf import read_urdf
 from .tree import RigidBodyTree
-from .urdf import read_urdf
 
 __all__ = [
     "FUNCTION_NAMES",

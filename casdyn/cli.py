@@ -10,7 +10,7 @@ from pathlib import Path
 from . import CasdynError, InputError, load_robot, load_urdf, robot_names
 from .errors import suggest
 from .functions import FUNCTION_NAMES
-from .joints import JOINT_TYPES
+from .model.joints import JOINT_TYPES
 from .tree import RigidBodyTree
 
 

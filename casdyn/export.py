@@ -24,10 +24,10 @@ from types import ModuleType
 import casadi as ca
 import numpy as np
 
-from . import entry
 from ._version import __version__
 from .errors import ExportError
 from .names import identifier
+from .runtime import entry
 
 COMPILERS = ("cc", "gcc", "clang")
 DEFAULT_FLAGS = ("-O3", "-fPIC", "-shared")
@@ -133,7 +133,7 @@ def library_path(directory: str | os.PathLike, basename: str) -> Path:
 
 def load_library(path: Path, symbols: list[str], with_entry: bool = False):
     """The functions ``symbols`` of the compiled library ``path``, as ``casadi.Function``s;
-    ``with_entry``: the pair (those Functions, the library's module :mod:`casdyn.entry`).
+    ``with_entry``: the pair (those Functions, the library's module :mod:`casdyn.runtime.entry`).
 
     The library is loaded through a private copy under a fresh name, removed again once
     loaded: the dynamic loader hands back an already loaded library for a path (or file) it
@@ -189,7 +189,7 @@ def cached_library(
     the way the C is made and this machine's processor (:func:`cpu_identity`): built the
     first time, for this processor (:data:`NATIVE_FLAG`, where the compiler takes it), and
     loaded afterwards. Returns them with
-    the library's Python entry point (:mod:`casdyn.entry`; None where Python's or NumPy's C
+    the library's Python entry point (:mod:`casdyn.runtime.entry`; None where Python's or NumPy's C
     headers are missing), which returns the outputs named in ``vector_outputs`` as 1-D
     arrays.
 

@@ -13,27 +13,26 @@ from functools import cached_property
 import casadi as ca
 import numpy as np
 
-from . import (
-    arguments,
+from . import arguments, kernels
+from .algorithms import (
     centroidal,
     configuration,
     contacts,
     derivatives,
     dynamics,
     identification,
-    kernels,
     kinematics,
-    motion,
+    task_space,
 )
-from .contacts import contact_list
+from .algorithms.contacts import contact_list
 from .errors import InputError, ModelError, unknown_name
-from .factorization import TreeLDLT
-from .grouping import grouped
-from .joints import JOINT_TYPES
-from .model import Model
+from .math.factorization import TreeLDLT
+from .math.spatial import SX
+from .model.grouping import grouped
+from .model.joints import JOINT_TYPES
+from .model.reframe import sparsify_frames
+from .model.tree import Model
 from .names import function_name
-from .reframe import sparsify_frames
-from .spatial import SX
 
 # name -> (input names, output names, accepted options with their defaults)
 SIGNATURES: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, object]]] = {
@@ -91,10 +90,10 @@ class _Stages:
     """The models the algorithms run on, derived from the URDF model, and what the
     joint-space dynamics functions share:
 
-    * ``reframed`` (:mod:`casdyn.reframe`): joint frames turned and slid along their axes
+    * ``reframed`` (:mod:`casdyn.model.reframe`): joint frames turned and slid along their axes
       (DH-like or centre-of-mass-aligned) where that makes constants sparser; bodies keep
       their URDF frames, so every result is unchanged. All Functions run on it.
-    * ``grouped`` (:mod:`casdyn.grouping`): inertias grouped towards the base; the same
+    * ``grouped`` (:mod:`casdyn.model.grouping`): inertias grouped towards the base; the same
       joint-space dynamics (``M``, ``C qd``, ``g``) from sparser constants, the body forces
       inside differ. The joint-space dynamics run on it.
     * ``rnea``: RNEA on ``grouped`` as an SX Function of (q, qd, qdd, base acceleration),
@@ -408,9 +407,10 @@ _DERIVATIVE_COMPARE_PAIRS = 400
 def _inverse_dynamics_partials(model: Model, s: dict, options: dict,
                                stages: _Stages) -> list[SX]:
     """d tau / dq (in the tangent space, nv columns), d tau / dqd and d tau / dqdd (the mass
-    matrix) of inverse dynamics: by the analytical recursions of :mod:`casdyn.derivatives`
-    (``M`` from their composite inertias) or by CasADi's AD on the SX graph of inverse
-    dynamics and CRBA, whichever graph is smaller (AD only with mimic joints)."""
+    matrix) of inverse dynamics: by the analytical recursions of
+    :mod:`casdyn.algorithms.derivatives` (``M`` from their composite inertias) or by CasADi's
+    AD on the SX graph of inverse dynamics and CRBA, whichever graph is smaller (AD only with
+    mimic joints)."""
     (tau,) = _inverse_dynamics(model, s, options, stages)
 
     def by_ad() -> list[SX]:
@@ -621,14 +621,14 @@ def _geometric_jacobian(model: Model, s: dict, options: dict, stages: _Stages) -
 def _frame_velocity(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
     q = _at_the_origin(model, s["q"])
-    return [motion.frame_velocity(model, q, s["qd"], body, options["point"],
+    return [task_space.frame_velocity(model, q, s["qd"], body, options["point"],
                                   _local(options))]
 
 
 def _frame_acceleration(model: Model, s: dict, options: dict, stages: _Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
     q = _at_the_origin(model, s["q"])
-    return [motion.frame_acceleration(model, q, s["qd"], s["qdd"], body, options["point"],
+    return [task_space.frame_acceleration(model, q, s["qd"], s["qdd"], body, options["point"],
                                       _local(options))]
 
 
@@ -636,7 +636,7 @@ def _jacobian_time_derivative(model: Model, s: dict, options: dict,
                               stages: _Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
     q = _at_the_origin(model, s["q"])
-    return [motion.jacobian_time_derivative(model, q, s["qd"], body, options["point"],
+    return [task_space.jacobian_time_derivative(model, q, s["qd"], body, options["point"],
                                             _local(options))]
 
 

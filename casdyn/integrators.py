@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import casadi as ca
 
-from . import configuration
+from .algorithms import configuration
 
 
 def rk4(f: Callable, x, u, h: float):

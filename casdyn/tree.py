@@ -15,14 +15,15 @@ from functools import cached_property
 import casadi as ca
 import numpy as np
 
-from . import arguments, configuration, export, identification
-from .contacts import contact_list
+from . import arguments, export
+from .algorithms import configuration, identification
+from .algorithms.contacts import contact_list
 from .errors import InputError
-from .evaluator import NumericEvaluator
 from .functions import FUNCTION_NAMES, SIGNATURES, VECTOR_OUTPUTS, FunctionCache
-from .locking import locked_description
-from .model import Model, build_model
+from .model.locking import locked_description
+from .model.tree import Model, build_model
 from .names import identifier
+from .runtime.evaluator import NumericEvaluator
 
 # Batches are evaluated in chunks of at most this many samples, by Functions mapped over the
 # chunk; each thread keeps the evaluators of its most recent few (Function, chunk size)
@@ -62,7 +63,7 @@ class RigidBodyTree:
         self._model = model
         self._functions = FunctionCache(model)
         self._compiled: dict[tuple, ca.Function] = {}  # Function key -> compiled twin
-        # Function key -> (entry point's evaluate, index in its library), see casdyn.entry
+        # Function key -> (entry point's evaluate, index in its library), see casdyn.runtime.entry
         self._native: dict[tuple, tuple] = {}
         self._workspace = _Workspace()
         # (name, no_fext) -> compiled entry point of a call without options: shared by the
@@ -287,7 +288,7 @@ class RigidBodyTree:
 
         Found numerically: regressors at 50 random states (seeded, within the limits),
         stacked, then a QR with column pivoting keeps the columns that add more than
-        ``casdyn.identification.BASE_TOLERANCE`` (1e-8) of the largest column norm; every
+        ``casdyn.algorithms.identification.BASE_TOLERANCE`` (1e-8) of the largest column norm; every
         other column is a fixed combination of the kept ones."""
         P = self._base[1]
         return P.copy(), P @ self._pi

@@ -10,7 +10,7 @@ from pinocchio_reference import Reference, aba_derivatives, rnea_derivatives
 from random_trees import random_urdf
 
 import casdyn
-from casdyn import derivatives, dynamics
+from casdyn.algorithms import derivatives, dynamics
 from casdyn.functions import in_tangent_space
 
 
@@ -99,8 +99,8 @@ ANALYTICAL_CASES = [(kind, key, floating) for floating in (False, True) for kind
 
 @pytest.mark.parametrize("case", ANALYTICAL_CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}")
 def test_analytical_rnea_derivatives_equal_ad(case):
-    """casdyn.derivatives against CasADi's AD through RNEA minus the external torques (and
-    its mass matrix against CRBA), on the plain model and on the grouped one the Functions
+    """casdyn.algorithms.derivatives against CasADi's AD through RNEA minus the external torques
+    (and its mass matrix against CRBA), on the plain model and on the grouped one the Functions
     use, with external forces on every body; random trees with planar and floating joints
     inside, fixed and floating bases."""
     robot, _ = load_case(case)

@@ -111,7 +111,7 @@ def _entry_calls(q, qd, x, fext):
 
 
 def test_compiled_entry_point_returns_what_the_sx_path_returns(cache):
-    """After compile() numeric calls go through the library's C entry point (casdyn.entry):
+    """After compile() numeric calls go through the library's C entry point (casdyn.runtime.entry):
     the same numbers, types, shapes and memory order as the SX path, in fresh arrays."""
     q, qd, x, fext = random_state(casdyn.load_robot("torso_two_arms"))
     calls, functions = _entry_calls(q, qd, x, fext)

@@ -1,4 +1,4 @@
-"""Grouped inertias (casdyn.grouping) leave the joint-space dynamics unchanged.
+"""Grouped inertias (casdyn.model.grouping) leave the joint-space dynamics unchanged.
 
 The Pinocchio cross-checks already run every dynamics function on the grouped model; these
 tests pin down the grouping itself: the same RNEA on both models and the zeros it promises.
@@ -13,10 +13,10 @@ import pytest
 from conftest import MODEL_CASES, assert_close, model_urdf
 
 import casdyn
-from casdyn import dynamics
-from casdyn.grouping import grouped
-from casdyn.model import Model
-from casdyn.reframe import sparsify_frames
+from casdyn.algorithms import dynamics
+from casdyn.model.grouping import grouped
+from casdyn.model.reframe import sparsify_frames
+from casdyn.model.tree import Model
 
 
 def _model(case) -> Model:

@@ -13,8 +13,8 @@ from random_trees import random_urdf
 
 import casdyn
 from casdyn import export, kernels
-from casdyn.factorization import TreeLDLT
 from casdyn.functions import _solves_in_loops
+from casdyn.math.factorization import TreeLDLT
 
 
 def random_tree_system(seed: int, n: int = 9):

@@ -1,4 +1,4 @@
-"""The body-force formulas of casdyn.spatial against Featherstone's spatial form, in NumPy.
+"""The body-force formulas of casdyn.math.spatial against Featherstone's spatial form, in NumPy.
 
 RNEA's classical forward pass, ABA and the grouped (massless) bodies rely on these identities; the
 reference here is the textbook ``f = I a + v x* I v`` with the 6x6 inertia (RBDA eq. 2.63).
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from conftest import assert_close
 
-from casdyn.model import Inertia
-from casdyn.spatial import BodyInertia, FrameMotion, RigidInertia, Transform
+from casdyn.math.spatial import BodyInertia, FrameMotion, RigidInertia, Transform
+from casdyn.model.tree import Inertia
 
 
 def _skew(x):

@@ -23,7 +23,7 @@ import numpy as np
 import urdf_parser_py.xml_reflection.core as _reflection
 from urdf_parser_py import urdf as _urdf
 
-from .errors import ModelWarning, URDFError
+from ..errors import ModelWarning, URDFError
 
 SUPPORTED_JOINT_TYPES = ("revolute", "continuous", "prismatic", "planar", "floating", "fixed")
 _KEEP = {"link": {"inertial"},

@@ -5,14 +5,14 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from .errors import unknown_name
+from ..errors import unknown_name
 
 
 def _robots_dir():
     try:
         return resources.files("casdyn.robots")
     except ModuleNotFoundError:  # running from a source checkout that is not installed
-        return Path(__file__).resolve().parent.parent / "robots"
+        return Path(__file__).resolve().parents[2] / "robots"
 
 
 def robot_names() -> tuple[str, ...]:

@@ -1,16 +1,16 @@
 """The configuration space: limits, neutral and random configurations, ``integrate``
 (``q ⊕ v``), ``difference`` (``q1 ⊖ q0``) and the tangent map, joint by joint (each joint
-type knows its own, :mod:`casdyn.joints`)."""
+type knows its own, :mod:`casdyn.model.joints`)."""
 
 from __future__ import annotations
 
 import casadi as ca
 import numpy as np
 
-from .errors import InputError
-from .joints import JOINT_TYPES
-from .model import Model
-from .spatial import SX
+from ..errors import InputError
+from ..math.spatial import SX
+from ..model.joints import JOINT_TYPES
+from ..model.tree import Model
 
 
 def neutral(model: Model) -> np.ndarray:
@@ -62,7 +62,7 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
 
 def integrate(model: Model, q: SX, v: SX) -> SX:
     """``q ⊕ v`` (nq x 1): each joint's coordinates moved with its rates ``v`` (nv x 1) for
-    unit time (:meth:`casdyn.joints.JointType.integrate`)."""
+    unit time (:meth:`casdyn.model.joints.JointType.integrate`)."""
     parts = []
     for joint in model.coordinate_joints:
         kind = JOINT_TYPES[joint.kind]

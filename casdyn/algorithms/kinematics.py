@@ -10,10 +10,10 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 
-from .errors import InputError
-from .joints import JointState
-from .model import Model
-from .spatial import SX, Transform
+from ..errors import InputError
+from ..math.spatial import SX, Transform
+from ..model.joints import JointState
+from ..model.tree import Model
 
 
 def joint_states(model: Model, q: SX) -> list[JointState]:

@@ -1,10 +1,10 @@
-"""Dynamics algorithms over a :class:`casdyn.model.Model`, as CasADi SX expressions.
+"""Dynamics algorithms over a :class:`casdyn.model.tree.Model`, as CasADi SX expressions.
 
 Each works in body coordinates: RNEA (Featherstone, RBDA 2008, table 5.1, with the classical
 accelerations of Luh, Walker & Paul 1980 in its forward pass), ABA (RBDA table 7.1, with the
 same classical accelerations) and CRBA (RBDA table 6.2). Gravity enters as a fictitious base
 acceleration ``-g``. They are exact for any model; :mod:`casdyn.functions` runs them on the
-grouped model of :mod:`casdyn.grouping`. External forces are base-frame spatial forces about
+grouped model of :mod:`casdyn.model.grouping`. External forces are base-frame spatial forces about
 the base origin (MATLAB's convention); :func:`external_torque` maps them to joint space, and
 the two dynamics functions use it.
 """
@@ -15,18 +15,12 @@ from dataclasses import replace
 
 import casadi as ca
 
-from .errors import ModelError
-from .factorization import TreeLDLT
-from .joints import JOINT_TYPES
+from ..errors import ModelError
+from ..math.factorization import TreeLDLT
+from ..math.spatial import SX, BodyInertia, FrameMotion, RigidInertia, Transform
+from ..model.joints import JOINT_TYPES
+from ..model.tree import Model
 from .kinematics import base_poses, joint_states
-from .model import Model
-from .spatial import (
-    SX,
-    BodyInertia,
-    FrameMotion,
-    RigidInertia,
-    Transform,
-)
 
 
 def gravity_acceleration(model: Model) -> SX:
@@ -38,7 +32,7 @@ def rnea(model: Model, q: SX, qd: SX, qdd: SX, base_acceleration: SX | None = No
     """Inverse dynamics ``M qdd + C qd + g`` (nv x 1), without external forces.
 
     ``base_acceleration`` (6 x 1, base frame) defaults to gravity's ``[0; -g]``. The forward
-    pass carries classical accelerations (:class:`casdyn.spatial.FrameMotion`), which need no
+    pass carries classical accelerations (:class:`casdyn.math.spatial.FrameMotion`), which need no
     linear velocities; the body forces and the backward pass are as in the spatial form.
     """
     states = joint_states(model, q)

@@ -4,8 +4,8 @@ The parameters ``pi`` are ten per moving joint, for the body it moves (its child
 every link fixed to it), in that link's URDF frame, in Pinocchio's order
 ``[m, m cx, m cy, m cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (inertia about the link origin).
 The algorithms run on joint frames of their own (axis on z, DH-like or centre-of-mass
-aligned: :mod:`casdyn.model`, :mod:`casdyn.reframe`); a constant linear map per joint
-(:func:`casdyn.inertia.parameter_map`) takes a link's parameters into its joint's frame, so
+aligned: :mod:`casdyn.model.tree`, :mod:`casdyn.model.reframe`); a constant linear map per joint
+(:func:`casdyn.math.inertia.parameter_map`) takes a link's parameters into its joint's frame, so
 the dynamics stay linear in ``pi`` and the regressor is exact.
 """
 
@@ -16,10 +16,10 @@ from dataclasses import replace
 import casadi as ca
 import numpy as np
 
-from .inertia import Inertia, parameter_map, to_parameters
-from .joints import JOINT_TYPES
-from .model import Model
-from .spatial import SX
+from ..math.inertia import Inertia, parameter_map, to_parameters
+from ..math.spatial import SX
+from ..model.joints import JOINT_TYPES
+from ..model.tree import Model
 
 # a column of stacked regressors is dependent where pivoted QR leaves less than this
 # fraction of the largest column norm (the samples' numbers are of order one)

@@ -1,7 +1,7 @@
 """The Python entry point compiled into the libraries of :meth:`RigidBodyTree.compile`.
 
 CasADi's Python call of a compiled Function converts every argument to a ``DM`` (tens of
-microseconds); casdyn's buffer path (:mod:`casdyn.evaluator`) brings that to a few. The
+microseconds); casdyn's buffer path (:mod:`casdyn.runtime.evaluator`) brings that to a few. The
 entry point (``entry.c``, appended to the generated C) goes the rest of the way: one C call
 reads the NumPy arguments, evaluates and returns fresh NumPy arrays. The library is then
 both a CasADi external and the extension module ``casdyn_entry``.

@@ -19,7 +19,7 @@ from dataclasses import replace
 import numpy as np
 
 from .joints import JOINT_TYPES
-from .model import Model, snap
+from .tree import Model, snap
 
 _PARALLEL = 1e-9  # |z_i x z_c| below this: parallel axes
 
@@ -62,7 +62,7 @@ def _frame_change(R_i, o_i, R_c, o_c) -> tuple[np.ndarray, float]:
 
 # Rough operation counts per nonzero constant of a joint: a tree rotation entry is used in
 # six 3x3 products, a translation entry in three cross products, a centre-of-mass entry in
-# the products of a body force (about three since casdyn.grouping leaves revolute bodies
+# the products of a body force (about three since casdyn.model.grouping leaves revolute bodies
 # massless: their first moment enters only U h and h x a; 3 rather than 6 measured 3-6 %
 # smaller UR5e and iiwa graphs and no larger benchmark graph); an inertia about the centre
 # of mass that is not diagonal costs a full product and cross product.

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import casadi as ca
 
-from .joints import TURN, JointState
+from ..math.spatial import SX, FrameMotion, Transform
+from ..model.joints import TURN, JointState
+from ..model.tree import Model
 from .kinematics import (
     body_frame,
     chain_pose,
@@ -23,8 +25,6 @@ from .kinematics import (
     joint_states,
     poses_seen_from,
 )
-from .model import Model
-from .spatial import SX, FrameMotion, Transform
 
 
 def _chain_velocities(model: Model, q: SX, qd: SX, joint: int) -> list:
@@ -104,8 +104,9 @@ def frame_acceleration(model: Model, q: SX, qd: SX, qdd: SX, body: int, point=No
 
 def jacobian_time_derivative(model: Model, q: SX, qd: SX, body: int, point=None,
                              local: bool = False) -> SX:
-    """``Jdot`` (6 x nv), the time derivative of :func:`casdyn.kinematics.geometric_jacobian`
-    (``local``: of the local one, see :func:`_local_jacobian_time_derivative`).
+    """``Jdot`` (6 x nv), the time derivative of
+    :func:`casdyn.algorithms.kinematics.geometric_jacobian` (``local``: of the local one, see
+    :func:`_local_jacobian_time_derivative`).
 
     A column of joint j is a unit turn about (or slide along) an axis ``a`` of j's moved
     frame, which rotates with that frame's angular velocity ``w_j``, so ``da/dt = w_j x a``.

@@ -1,7 +1,7 @@
 """The kinematic tree: constant, immutable, plain NumPy data built once from a URDF.
 
 Featherstone's model in flat form: each movable joint ``i`` owns the body it moves, has a
-``parent`` (another joint index, or -1 for the fixed base), a type (:mod:`casdyn.joints`
+``parent`` (another joint index, or -1 for the fixed base), a type (:mod:`casdyn.model.joints`
 knows what each type does), its first coordinate ``idx_q`` in ``q`` and first velocity
 ``idx_v`` in ``qd``, a constant pose ``rotation``, ``translation`` in the parent's joint
 frame, and the spatial inertia of everything rigidly attached to it. Joints are indexed in
@@ -17,8 +17,9 @@ Two things are folded into constants here so that the algorithms do no work for 
   ``Rot(axis, q) = A Rot(e_z, q) A^T``, so ``A`` goes into the joint's constant pose and
   ``A^T`` into the child link's pose in the joint frame.
 
-The model keeps the URDF's frames otherwise; :mod:`casdyn.reframe` and :mod:`casdyn.grouping`
-derive the sparser models that the algorithms run on (see :mod:`casdyn.functions`).
+The model keeps the URDF's frames otherwise; :mod:`casdyn.model.reframe` and
+:mod:`casdyn.model.grouping` derive the sparser models that the algorithms run on (see
+:mod:`casdyn.functions`).
 """
 
 from __future__ import annotations
@@ -29,15 +30,15 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .errors import InputError, ModelError, ModelWarning, URDFError, suggest, unknown_name
-from .inertia import Inertia
+from ..errors import InputError, ModelError, ModelWarning, URDFError, suggest, unknown_name
+from ..math.inertia import Inertia
 from .joints import JOINT_TYPES
 from .urdf import RobotDescription
 
 WORLD = "world"  # the fixed frame of a floating-base model
 UNIVERSE = "universe"  # its name where the root link is called "world"
 FLOATING_BASE = "floating_base"  # its free joint
-# URDF joint type -> casdyn.joints type
+# URDF joint type -> casdyn.model.joints type
 URDF_JOINT_KINDS = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic",
                 "planar": "planar", "floating": "free"}
 
@@ -51,7 +52,7 @@ class Joint:
     """A movable joint and the body it moves; its frame has the joint axis as z."""
 
     name: str
-    kind: str  # a key of casdyn.joints.JOINT_TYPES: "revolute" (also continuous), "prismatic"
+    kind: str  # a key of casdyn.model.joints.JOINT_TYPES: "revolute" (also continuous), "prismatic"
     parent: int  # index of the parent joint, -1 for the base
     rotation: np.ndarray  # (3, 3) joint frame at q = 0, in the parent joint's frame
     translation: np.ndarray  # (3,)
@@ -61,7 +62,7 @@ class Joint:
     effort: float = float("inf")
     velocity: float = float("inf")
     continuous: bool = False
-    offset: float = 0.0  # revolute: the frame turns by q + offset (see casdyn.reframe)
+    offset: float = 0.0  # revolute: the frame turns by q + offset (see casdyn.model.reframe)
     idx_q: int = 0  # first coordinate in q (a mimic joint: its leader's)
     idx_v: int = 0  # first velocity in qd (and qdd, tau) (a mimic joint: its leader's)
     mimic: Mimic | None = None
@@ -109,7 +110,7 @@ class Model:
     # the URDF's <dynamics damping friction> act (load_urdf(joint_friction=True))
     joint_friction: bool = False
     friction_smoothing: float = 1e-3  # rad/s or m/s: the width of the smoothed sign
-    # what it was built from, for casdyn.locking
+    # what it was built from, for casdyn.model.locking
     description: RobotDescription | None = field(default=None, repr=False, compare=False)
     _body_index: dict[str, int] = field(repr=False, compare=False, default_factory=dict)
 

@@ -91,8 +91,8 @@ class FrameMotion:
 @dataclass(frozen=True)
 class BodyInertia:
     """The body forces of RNEA and ABA for a body's constant inertia (a
-    :class:`casdyn.model.Inertia` about the frame origin). The mass may be zero with a
-    nonzero first moment: the remainders of :mod:`casdyn.grouping`.
+    :class:`casdyn.model.tree.Inertia` about the frame origin). The mass may be zero with a
+    nonzero first moment: the remainders of :mod:`casdyn.model.grouping`.
 
     With mass the force is formed about the centre of mass, where the bias force loses its
     ``v_c x m v_c = 0`` term (which a graph built at the origin would compute and cancel only
@@ -140,7 +140,7 @@ class RigidInertia:
 
     @staticmethod
     def constant(inertia) -> RigidInertia:
-        """From a :class:`casdyn.model.Inertia` of NumPy constants."""
+        """From a :class:`casdyn.model.tree.Inertia` of NumPy constants."""
         return RigidInertia(inertia.mass, sym(inertia.first_moment), sym(inertia.rotational))
 
     def __add__(self, other: RigidInertia) -> RigidInertia:

@@ -1,6 +1,6 @@
 """Locked joints: the same URDF with some joints fixed at given positions (as Pinocchio's
 ``buildReducedModel``). Each locked joint becomes a fixed joint whose origin holds the
-joint's motion at that position (from its joint type, :mod:`casdyn.joints`); mimic joints
+joint's motion at that position (from its joint type, :mod:`casdyn.model.joints`); mimic joints
 of a locked leader are locked with it. The bodies keep their names and inertias."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from dataclasses import replace
 import casadi as ca
 import numpy as np
 
-from .errors import InputError, suggest
+from ..errors import InputError, suggest
 from .joints import JOINT_TYPES
-from .model import FLOATING_BASE, URDF_JOINT_KINDS, Joint, axis_alignment
+from .tree import FLOATING_BASE, URDF_JOINT_KINDS, Joint, axis_alignment
 from .urdf import JointSpec, RobotDescription
 
 
@@ -43,7 +43,7 @@ def locked_description(description: RobotDescription, positions: dict) -> RobotD
 
 def _fixed(joint: JointSpec, position) -> JointSpec:
     """A fixed joint at ``joint``'s pose for ``position``: origin, then the joint's motion in
-    its frame (axis as z, as casdyn.model builds it), back to the child link frame."""
+    its frame (axis as z, as casdyn.model.tree builds it), back to the child link frame."""
     kind = JOINT_TYPES[URDF_JOINT_KINDS[joint.type]]
     q = np.atleast_1d(np.asarray(position, dtype=float)).ravel()
     if q.shape != (kind.nq,) or not np.all(np.isfinite(q)):

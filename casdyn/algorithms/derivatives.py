@@ -38,10 +38,10 @@ from typing import NamedTuple
 
 import casadi as ca
 
+from ..math.spatial import SX, RigidInertia, cross_motion, skew
+from ..model.tree import Model
 from .dynamics import subtree_external_forces
 from .kinematics import base_poses, joint_states
-from .model import Model
-from .spatial import SX, RigidInertia, cross_motion, skew
 
 
 def cross_force(v: SX, f: SX) -> SX:

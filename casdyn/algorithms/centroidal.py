@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import casadi as ca
 
+from ..math.spatial import SX, RigidInertia
+from ..model.tree import Model
 from .dynamics import body_forces, body_velocities
 from .kinematics import base_poses, center_of_mass, joint_states, total_mass
-from .model import Model
-from .spatial import SX, RigidInertia
 
 
 def _about_com(c: SX, h_O: SX) -> SX:

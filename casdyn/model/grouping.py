@@ -7,7 +7,7 @@ Khalil, "Direct calculation of minimum set of inertial parameters of serial robo
 Trans. Robotics and Automation 6(3), 1990):
 
 Which part that is depends on the joint type (``JointType.split`` in
-:mod:`casdyn.joints`):
+:mod:`casdyn.model.joints`):
 
 * revolute joint (axis z): an *axial* part -- the body's whole mass placed on the axis,
   with the z part of its first moment and rotational inertia ``diag(a, a, 0)`` about the
@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .joints import JOINT_TYPES
-from .model import Model
+from .tree import Model
 
 
 def grouped(model: Model) -> Model:

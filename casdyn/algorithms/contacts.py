@@ -7,7 +7,7 @@ Both solve the KKT system of the constrained motion,
     [ J    0  ] [ -lam ] = [ b ],
 
 by the Schur complement through the tree-sparse factorisation ``M = L^T D L``
-(:class:`casdyn.factorization.TreeLDLT`, RBDA sec. 6.5): with ``W = L^-T J^T`` and
+(:class:`casdyn.math.factorization.TreeLDLT`, RBDA sec. 6.5): with ``W = L^-T J^T`` and
 ``y = L^-T r``, the contact forces solve the small ``K lam = b - W^T D^-1 y`` with the
 Delassus matrix ``K = J M^-1 J^T = W^T D^-1 W`` (factorised by a dense LDL^T), and
 ``x = L^-1 D^-1 (y + W lam)``. No inverse of ``M`` is formed, and a leg's rows of ``W`` are
@@ -22,13 +22,13 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
+from ..errors import InputError
+from ..math.factorization import LDLT, TreeLDLT
+from ..math.spatial import SX
+from ..model.tree import Model
 from .dynamics import velocity_order
-from .errors import InputError
-from .factorization import LDLT, TreeLDLT
 from .kinematics import geometric_jacobian
-from .model import Model
-from .motion import frame_acceleration
-from .spatial import SX
+from .task_space import frame_acceleration
 
 KINDS = {"point": 3, "6d": 6}
 
@@ -135,7 +135,7 @@ class ContactSystem:
 
 
 def _matrix(rows: list[SX]) -> SX:
-    """Rows (1 x m, as :class:`casdyn.factorization.TreeLDLT` returns them) as one matrix."""
+    """Rows (1 x m, as :class:`casdyn.math.factorization.TreeLDLT` returns them) as one matrix."""
     return ca.vertcat(*rows)
 
 

@@ -4,13 +4,13 @@
 A joint type says how many coordinates (``nq``) and velocities (``nv``) it has, how it moves
 its frame, its motion subspace ``S`` and how forces project on it, in the joint frame and in
 the base frame, its step of the articulated-body algorithm, which part of a body's inertia it
-cannot tell from its parent's (for :mod:`casdyn.grouping`), and its coordinates: neutral,
-random, ``integrate``, ``difference`` and the tangent map. The model (:mod:`casdyn.model`)
+cannot tell from its parent's (for :mod:`casdyn.model.grouping`), and its coordinates: neutral,
+random, ``integrate``, ``difference`` and the tangent map. The model (:mod:`casdyn.model.tree`)
 stores a type name per joint; the algorithms ask the type.
 
 Velocities are body twists: every type's ``S`` is constant in the moved frame, made of unit
 columns, each a turn about or a slide along one axis of that frame (``dofs``). Every 1-dof
-joint frame has the joint axis as z (see :mod:`casdyn.model`), so a revolute joint's motion
+joint frame has the joint axis as z (see :mod:`casdyn.model.tree`), so a revolute joint's motion
 subspace is ``S = [e_z; 0]`` and a prismatic joint's ``S = [0; e_z]``, which keeps the graphs
 small. The types:
 
@@ -34,21 +34,14 @@ from typing import TYPE_CHECKING
 import casadi as ca
 import numpy as np
 
-from . import lie
-from .errors import InputError
-from .factorization import LDLT
-from .inertia import Inertia
-from .spatial import (
-    SX,
-    FrameMotion,
-    RigidInertia,
-    Transform,
-    articulated_update,
-    symmetrized,
-)
+from ..errors import InputError
+from ..math import lie
+from ..math.factorization import LDLT
+from ..math.inertia import Inertia
+from ..math.spatial import SX, FrameMotion, RigidInertia, Transform, articulated_update, symmetrized
 
 if TYPE_CHECKING:
-    from .model import Joint
+    from .tree import Joint
 
 TURN, SLIDE = "turn", "slide"
 
@@ -61,7 +54,7 @@ class JointType:
     nq: int = 1
     nv: int = 1
     dofs: tuple[tuple[str, int], ...]  # S's columns: (TURN or SLIDE, axis 0..2)
-    # the joint frame may be turned about and slid along z (casdyn.reframe) without changing
+    # the joint frame may be turned about and slid along z (casdyn.model.reframe) without changing
     # what q means; a joint that turns about z may also take a constant turn into its angle
     axial: bool = False
     turns_about_z: bool = False
@@ -179,7 +172,7 @@ class JointType:
     def split(self, inertia: Inertia) -> tuple[Inertia, Inertia]:
         """``(unobservable, kept)``, summing to a body's inertia (joint frame): the part the
         joint cannot tell from the same part on its parent body, which may move there without
-        changing the dynamics (Khalil & Kleinfinger 1987, see :mod:`casdyn.grouping`), and
+        changing the dynamics (Khalil & Kleinfinger 1987, see :mod:`casdyn.model.grouping`), and
         the rest. Nothing moves by default."""
         return Inertia.zero(), inertia
 
@@ -241,7 +234,7 @@ class OneDof(JointType):
 
 
 class Revolute(OneDof):
-    """A rotation about z by ``q + offset`` (:mod:`casdyn.reframe` may fold a constant turn
+    """A rotation about z by ``q + offset`` (:mod:`casdyn.model.reframe` may fold a constant turn
     about the axis into ``offset``). URDF ``continuous`` joints are revolute joints without
     limits."""
 
@@ -311,7 +304,7 @@ class Planar(JointType):
     the moved frame's body twist (as Pinocchio's ``JointModelPlanar``), so ``d(x, y)/dt`` is
     ``Rz(theta) [vx, vy]`` and :meth:`integrate` is SE(2)'s exponential. The joint frame's x
     and y are those of the URDF joint frame when the axis is z; otherwise see
-    :func:`casdyn.model.axis_alignment`."""
+    :func:`casdyn.model.tree.axis_alignment`."""
 
     kind = "planar"
     nq = nv = 3
