@@ -26,7 +26,7 @@ import numpy as np
 
 from ._version import __version__
 from .errors import ExportError
-from .names import identifier
+from .functions.names import identifier
 from .runtime import entry
 
 COMPILERS = ("cc", "gcc", "clang")

@@ -18,11 +18,14 @@ import numpy as np
 from . import arguments, export
 from .algorithms import configuration, identification
 from .algorithms.contacts import contact_list
+from .codegen.loops import for_c
 from .errors import InputError
-from .functions import FUNCTION_NAMES, SIGNATURES, VECTOR_OUTPUTS, FunctionCache
+from .functions import FUNCTION_NAMES
+from .functions.cache import FunctionCache
+from .functions.names import identifier
+from .functions.registry import SIGNATURES, VECTOR_OUTPUTS
 from .model.locking import locked_description
 from .model.tree import Model, build_model
-from .names import identifier
 from .runtime.evaluator import NumericEvaluator
 
 # Batches are evaluated in chunks of at most this many samples, by Functions mapped over the
@@ -437,7 +440,7 @@ class RigidBodyTree:
         keys = self._keys(functions)
         prefix = identifier(self.name) if prefix is None else prefix
         loaded = export.export_functions(
-            [self._functions.for_c(key) for key in keys], directory, f"casdyn_{self.name}",
+            [for_c(self._functions, key) for key in keys], directory, f"casdyn_{self.name}",
             compile=compile, compiler=compiler, flags=flags, prefix=prefix, native=native,
         )
         if not compile:
@@ -462,7 +465,7 @@ class RigidBodyTree:
                          for f in (True, False)]
             functions += ["mass_matrix", "velocity_product", "gravity_torque", "center_of_mass"]
         keys = self._keys(functions)
-        chosen = [self._functions.for_c(key) for key in keys]
+        chosen = [for_c(self._functions, key) for key in keys]
         compiled, module = export.cached_library(chosen, f"casdyn_{self.name}",
                                                  pickle.dumps(self._model), directory,
                                                  VECTOR_OUTPUTS)
@@ -487,8 +490,8 @@ class RigidBodyTree:
         if functions is None:
             leaves = self._model.leaf_bodies()
             # contact functions need contacts: they are exported when listed with them
-            options = {n: SIGNATURES[n][2] for n in FUNCTION_NAMES if "contacts" not in
-                       SIGNATURES[n][2]}
+            options = {n: SIGNATURES[n].options for n in FUNCTION_NAMES if "contacts" not in
+                       SIGNATURES[n].options}
             plain = [n for n in options if "body" not in options[n]]
             per_body = [n for n in options if "body" in options[n]]
             return [(n, {}) for n in plain] + [(n, {"body": b}) for b in leaves for n in per_body]

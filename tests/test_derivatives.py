@@ -11,7 +11,7 @@ from random_trees import random_urdf
 
 import casdyn
 from casdyn.algorithms import derivatives, dynamics
-from casdyn.functions import in_tangent_space
+from casdyn.algorithms.configuration import in_tangent_space
 
 
 @pytest.mark.parametrize("method, pinocchio", [

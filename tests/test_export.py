@@ -16,7 +16,7 @@ from conftest import assert_close
 import casdyn
 import casdyn.export
 from casdyn import ExportError, export
-from casdyn.functions import SIGNATURES
+from casdyn.functions.registry import SIGNATURES
 
 
 def random_inputs(function, rng):
@@ -28,7 +28,7 @@ def test_default_export_compiles_every_function_and_matches_sx(tmp_path):
     loaded = robot.export_c(tmp_path / "out")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "casdyn_scara.c", "casdyn_scara.h", "libcasdyn_scara.so"]
-    options = {n: SIGNATURES[n][2] for n in casdyn.FUNCTION_NAMES}
+    options = {n: SIGNATURES[n].options for n in casdyn.FUNCTION_NAMES}
     per_body = [n for n in options if "body" in options[n]]
     expected = [n for n in options if n not in per_body and "contacts" not in options[n]] + [
         f"{n}_tool0" for n in per_body]

@@ -12,8 +12,9 @@ from pinocchio_reference import Reference, aba_derivatives
 from random_trees import random_urdf
 
 import casdyn
-from casdyn import export, kernels
-from casdyn.functions import _solves_in_loops
+from casdyn import export
+from casdyn.codegen import kernels
+from casdyn.codegen.loops import for_c, solves_in_loops
 from casdyn.math.factorization import TreeLDLT
 
 
@@ -61,9 +62,9 @@ def test_only_long_chains_get_loops():
     chain = casdyn.load_urdf(random_urdf(3, 30, chain=True))
     tree = casdyn.load_urdf(random_urdf(3, 40))
     assert chain.nv >= 16 and tree.nv >= 16
-    assert _solves_in_loops(chain._model)
-    assert not _solves_in_loops(tree._model)  # a branched tree: M half empty
-    assert not _solves_in_loops(casdyn.load_robot("ur5e")._model)  # too small
+    assert solves_in_loops(chain._model)
+    assert not solves_in_loops(tree._model)  # a branched tree: M half empty
+    assert not solves_in_loops(casdyn.load_robot("ur5e")._model)  # too small
 
 
 def test_long_chain_forward_derivatives_compiled_as_loops_agree(tmp_path):
@@ -72,7 +73,7 @@ def test_long_chain_forward_derivatives_compiled_as_loops_agree(tmp_path):
     text = random_urdf(3, 30, chain=True)
     robot = casdyn.load_urdf(text)
     key = robot._functions.key("forward_dynamics_derivatives", fext=False)
-    assert robot._functions.for_c(key).is_a("MXFunction")
+    assert for_c(robot._functions, key).is_a("MXFunction")
     exported = robot.export_c(tmp_path / "out", [("forward_dynamics_derivatives",
                                                   {"fext": False})])
     assert "_solve:(BT[" in next((tmp_path / "out").glob("*.c")).read_text()

@@ -99,3 +99,10 @@ def tangent_map(model: Model, q: SX) -> SX | None:
         block = kind.tangent(q[rows])
         T[rows, joint.idx_v : joint.idx_v + kind.nv] = SX.eye(kind.nv) if block is None else block
     return T
+
+
+def in_tangent_space(model: Model, jacobian: SX, q: SX) -> SX:
+    """A Jacobian with respect to ``q`` (k x nq) as the derivative along ``q ⊕ v`` at
+    ``v = 0`` (k x nv): unchanged where every joint has ``nq == nv`` and plain addition."""
+    T = tangent_map(model, q)
+    return jacobian if T is None else ca.mtimes(jacobian, T)

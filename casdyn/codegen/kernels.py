@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import casadi as ca
 
-from .math.factorization import TreeLDLT
+from ..math.factorization import TreeLDLT
 
 
 def tree_solve(ldlt: TreeLDLT, columns: int, name: str) -> ca.Function:

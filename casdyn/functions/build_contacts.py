@@ -1,0 +1,43 @@
+"""Builders of the contact Functions: forward dynamics with contacts held, and the
+velocities after an impact (:mod:`casdyn.algorithms.contacts`). Signatures as in
+:mod:`.build_dynamics`."""
+
+from __future__ import annotations
+
+from ..algorithms import contacts, dynamics
+from ..math.spatial import SX
+from ..model.tree import Model
+from .build_dynamics import generalized_forces
+from .registry import builds
+from .stages import Stages
+
+
+def _contact_system(model: Model, s: dict, qd: SX, options: dict, stages: Stages,
+                    what: str) -> contacts.ContactSystem:
+    """The contacts of ``options`` at ``(q, qd)``, refused where ``M`` is singular or the
+    contacts are redundant (their forces would not be unique)."""
+    stages.require_regular_mass_matrix(what)
+    listed = options["contacts"]
+    bodies = [model.body_index(contact.body) for contact in listed]
+    M = dynamics.crba(stages.grouped, s["q"])
+    system = contacts.ContactSystem(model, M, s["q"], qd, listed, bodies)
+    stages.check_contacts_independent(listed, s["q"], system.K)
+    return system
+
+
+@builds("contact_dynamics", ("q", "qd", "tau", "fext", "damping"), ("qdd", "forces"),
+        contacts=None, fext=True)
+def contact_dynamics(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
+    system = _contact_system(model, s, s["qd"], options, stages, "contact dynamics")
+    h = stages.rnea(s["q"], s["qd"], SX.zeros(model.nv, 1), dynamics.gravity_acceleration(model))
+    driving = s["tau"] + generalized_forces(model, s)
+    qdd, forces = contacts.contact_dynamics(system, driving - h, s["qd"], s["damping"])
+    return [qdd, system.per_contact(forces)]
+
+
+@builds("impulse_dynamics", ("q", "qd_minus", "restitution"), ("qd_plus", "impulses"),
+        contacts=None)
+def impulse_dynamics(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
+    system = _contact_system(model, s, s["qd_minus"], options, stages, "impulse dynamics")
+    qd_plus, impulses = contacts.impulse_dynamics(system, s["qd_minus"], s["restitution"])
+    return [qd_plus, system.per_contact(impulses)]
