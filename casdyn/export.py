@@ -12,6 +12,7 @@ import os
 import pickle
 import platform
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -26,8 +27,9 @@ import numpy as np
 
 from . import entry
 from ._version import __version__
-from .errors import ExportError
+from .errors import ExportError, InputError
 from .names import identifier
+from .progress import SILENT, Progress
 
 COMPILERS = ("cc", "gcc", "clang")
 DEFAULT_FLAGS = ("-O3", "-fPIC", "-shared")
@@ -182,6 +184,7 @@ def cached_library(
     model_key: bytes,
     directory: str | os.PathLike | None = None,
     vector_outputs: Collection[str] = (),
+    progress: Progress = SILENT,
 ) -> tuple[list[ca.Function], ModuleType | None]:
     """``functions`` compiled into a library kept in ``directory`` (default
     :func:`cache_directory`), in the same order, named by a hash of the model, the
@@ -195,7 +198,7 @@ def cached_library(
 
     Each library is written atomically, with its SHA-256 beside it (``.sha256``); a library
     whose bytes do not match (truncated, overwritten, foreign) or that fails to load is
-    built again instead of being loaded.
+    built again instead of being loaded. ``progress`` reports the compilation.
     """
     include = entry.include_flags()
     entry_source = entry.source(functions, vector_outputs) if include else None
@@ -241,12 +244,13 @@ def cached_library(
         native = native_flags(cc)
         try:
             _write(functions, directory, basename, cc, None, (*(include or ()), *native),
-                   entry_source)
+                   entry_source, progress=progress)
         except ExportError:
             if not native:
                 raise
             # the compiler takes the flag but cannot build with it (an older assembler)
-            _write(functions, directory, basename, cc, None, include or (), entry_source)
+            _write(functions, directory, basename, cc, None, include or (), entry_source,
+                   progress=progress)
         built = load()
         _write_atomically(checksum, _sha256(path) + "\n")
         return built
@@ -257,16 +261,45 @@ def cached_library(
         ) from None
 
 
-def _renamed(function: ca.Function, prefix: str) -> ca.Function:
-    """``function`` under the name ``<prefix>_<name>``: for an SX Function the same graph
-    (calling it on its own inputs reproduces it instruction for instruction), for others a
-    wrapper."""
-    name = f"{prefix}_{function.name()}"
+def _renamed(function: ca.Function, name: str) -> ca.Function:
+    """``function`` under the name ``name``: for an SX Function the same graph (calling it
+    on its own inputs reproduces it instruction for instruction), for others a wrapper."""
+    if function.name() == name:
+        return function
     if function.is_a("SXFunction"):
         inputs = function.sx_in()
         return ca.Function(name, inputs, function.call(inputs), function.name_in(),
                            function.name_out())
     return function.wrap(name)
+
+
+def checked_prefix(prefix) -> str:
+    """``prefix`` of C symbols as a C identifier (``""``: none); anything but a string is
+    an :class:`InputError`."""
+    if not isinstance(prefix, str):
+        raise InputError(f"prefix must be a string (the start of the C symbols' names), got "
+                         f"{type(prefix).__name__} {prefix!r}")
+    return identifier(prefix, "casdyn") if prefix else ""
+
+
+def checked_flags(flags) -> tuple[str, ...] | None:
+    """The compiler's ``flags`` as a tuple of strings: a sequence of strings, or one string
+    split as a shell would (``"-O2 -fPIC -shared"``); None stays None (the defaults)."""
+    if flags is None:
+        return None
+    if isinstance(flags, str):
+        try:
+            return tuple(shlex.split(flags))
+        except ValueError as exc:
+            raise InputError(f"flags {flags!r} cannot be split into words: {exc}") from None
+    try:
+        listed = tuple(flags)
+    except TypeError:
+        listed = None
+    if listed is None or not all(isinstance(flag, str) for flag in listed):
+        raise InputError(f"flags must be a string or a sequence of strings (compiler "
+                         f"arguments such as '-O2'), got {flags!r}")
+    return listed
 
 
 def export_functions(
@@ -279,6 +312,8 @@ def export_functions(
     flags: tuple[str, ...] | None = None,
     prefix: str = "",
     native: bool = False,
+    names: list[str] | None = None,
+    progress: Progress = SILENT,
 ) -> list[ca.Function]:
     """Write ``basename.c`` and ``basename.h`` for ``functions`` into ``directory``; with
     ``compile``, also build ``lib<basename>.so`` and return the functions loaded from it, in
@@ -289,13 +324,21 @@ def export_functions(
     parallel. ``flags``: the compiler's flags for every file; by default
     :data:`DEFAULT_FLAGS`, and :data:`LARGE_FUNCTION_FLAGS` / :data:`HUGE_FUNCTION_FLAGS`
     for the files of large / huge functions.
-    With a ``prefix`` the C symbols are ``<prefix>_<name>``, so that the libraries of
-    several robots link into one program. ``native``: build the library for this machine's
-    processor (:data:`NATIVE_FLAG` added to every command; an error where the compiler does
-    not take it) — faster, but it may not run on another machine; the C stays portable.
-    Nothing is written unless all of it succeeded.
+    ``names``: the names to export the functions under (default: their own; valid C
+    identifiers, distinct). With a ``prefix`` the C symbols are ``<prefix>_<name>``, so that
+    the libraries of several robots link into one program; the returned Functions are
+    called ``<name>``. ``flags`` may also be one string, split as a shell would. ``native``:
+    build the library for this machine's processor (:data:`NATIVE_FLAG` added to every
+    command; an error where the compiler does not take it) — faster, but it may not run on
+    another machine; the C stays portable.
+    Nothing is written unless all of it succeeded. ``progress`` reports the generation and
+    the compilation (:mod:`casdyn.progress`).
     """
-    prefix = identifier(prefix, "casdyn") if prefix else ""
+    prefix = checked_prefix(prefix)
+    flags = checked_flags(flags)
+    names = [f.name() for f in functions] if names is None else list(names)
+    if len(names) != len(functions) or len(set(names)) != len(names):
+        raise ExportError(f"export names must be distinct, one per function: {names}")
     cc = find_compiler(compiler) if compile else None
     extra: tuple[str, ...] = ()
     if native and cc is not None:
@@ -303,16 +346,16 @@ def export_functions(
         if not extra:
             raise ExportError(f"the compiler {cc} does not accept {NATIVE_FLAG}; export with "
                               "native=False")
-    renamed = [_renamed(f, prefix) for f in functions] if prefix else list(functions)
+    symbols = [f"{prefix}_{name}" if prefix else name for name in names]
+    renamed = [_renamed(f, symbol) for f, symbol in zip(functions, symbols, strict=True)]
     library = _write(renamed, Path(directory), identifier(basename, "casdyn"), cc, flags,
-                     extra, prefix=prefix)
+                     extra, prefix=prefix, progress=progress)
     if library is None:
         return list(functions)
-    loaded = load_library(library, [f.name() for f in renamed])
-    if not prefix:
-        return loaded
+    loaded = load_library(library, symbols)
     # the C symbol carries the prefix; the Function keeps the name it was exported under
-    return [f.wrap(original.name()) for f, original in zip(loaded, functions, strict=True)]
+    return [f if f.name() == name else f.wrap(name)
+            for f, name in zip(loaded, names, strict=True)]
 
 
 def _size(function: ca.Function) -> int:
@@ -355,12 +398,14 @@ def _generate(parts: list[tuple[str, list, int]], scratch: Path, appended: str |
 
 
 def _compile(cc: str, parts: list[tuple[str, list, int]], scratch: Path, library: str,
-             flags: tuple[str, ...] | None, extra: tuple[str, ...]) -> None:
+             flags: tuple[str, ...] | None, extra: tuple[str, ...],
+             progress: Progress = SILENT) -> None:
     """Build ``library`` from the parts' C: one command for one file, else each file to
     an object in parallel (the largest first), then one link."""
 
     def run(command: list[str], source: str) -> None:
-        result = subprocess.run(command, cwd=scratch, capture_output=True, text=True)
+        with progress.step(source):
+            result = subprocess.run(command, cwd=scratch, capture_output=True, text=True)
         if result.returncode != 0:
             tail = "\n".join(result.stderr.strip().splitlines()[-8:])
             raise ExportError(f"compiling {source} failed ({' '.join(command)}):\n{tail}")
@@ -374,6 +419,8 @@ def _compile(cc: str, parts: list[tuple[str, list, int]], scratch: Path, library
             chosen = tuple(f for f in chosen if f not in _GCC_ONLY)
         return (*chosen, *extra)
 
+    progress.phase(f"compiling {len(parts)} C file" + ("s, then linking" if len(parts) > 1 else ""),
+                   len(parts) + (len(parts) > 1))
     if len(parts) == 1:
         name, _, size = parts[0]
         run([cc, *part_flags(size), f"{name}.c", "-o", library, "-lm"], f"{name}.c")
@@ -401,7 +448,8 @@ def _is_gcc(cc: str) -> bool:
 
 def _write(functions: list[ca.Function], directory: Path, basename: str, cc: str | None,
            flags: tuple[str, ...] | None, extra: tuple[str, ...] = (),
-           appended: str | None = None, prefix: str = "") -> Path | None:
+           appended: str | None = None, prefix: str = "",
+           progress: Progress = SILENT) -> Path | None:
     """Generate the C files (see :func:`_parts`; the C ``appended`` at the end of the
     first) and the header ``basename.h`` and, with a compiler ``cc``, build the library
     (``extra``: flags added to every command); move them into ``directory`` once all of it
@@ -415,11 +463,14 @@ def _write(functions: list[ca.Function], directory: Path, basename: str, cc: str
         raise ExportError(f"cannot export into {directory}: {exc.strerror or exc}") from None
     try:
         parts = _parts(functions, basename, prefix)
-        _generate(parts, scratch, appended)
+        progress.phase("generating C", 1)
+        with progress.step(f"{len(functions)} function{'s' if len(functions) > 1 else ''} "
+                           f"in {len(parts)} file{'s' if len(parts) > 1 else ''}"):
+            _generate(parts, scratch, appended)
         produced = [f"{name}.c" for name, _, _ in parts] + [f"{basename}.h"]
         if cc is not None:
             library = library_path(scratch, basename).name
-            _compile(cc, parts, scratch, library, flags, extra)
+            _compile(cc, parts, scratch, library, flags, extra, progress)
             produced.append(library)
         directory.mkdir(parents=True, exist_ok=True)
         for name in produced:
