@@ -530,9 +530,55 @@ class RigidBodyTree:
     def function(self, name: str, **options) -> ca.Function:
         """The cached ``casadi.Function`` ``name`` with the SPEC's named inputs and outputs.
 
-        Options: ``body=`` for ``geometric_jacobian``, ``get_transform`` and
-        ``external_force``; ``relative_to=`` for ``get_transform``; ``fext=False`` for
-        ``inverse_dynamics`` and ``forward_dynamics`` gives a variant without that input.
+        Call it by keyword (``f(q=q, qd=qd)``, inputs left out are zero; a dict of the
+        outputs) or with every input in this order (a list of the outputs). Functions, their
+        inputs → outputs, and their options with the defaults:
+
+        * ``inverse_dynamics(q, qd, qdd, fext) -> tau``; ``fext=True``, ``parameters=False``
+        * ``forward_dynamics(q, qd, tau, fext) -> qdd``; ``fext=True``, ``parameters=False``
+        * ``mass_matrix(q) -> M``; ``parameters=False``
+        * ``velocity_product(q, qd) -> c``
+        * ``gravity_torque(q) -> g``
+        * ``bias_force(q, qd) -> h``
+        * ``geometric_jacobian(q) -> J``; ``body``, ``point=None``, ``reference_frame="base"``
+        * ``get_transform(q) -> T``; ``body``, ``relative_to=None``
+        * ``center_of_mass(q) -> com, com_jacobian``
+        * ``external_force(wrench, q) -> fext``; ``body``
+        * ``inverse_dynamics_derivatives(q, qd, qdd, fext) -> dtau_dq, dtau_dqd,
+          dtau_dqdd``; ``fext=True``
+        * ``forward_dynamics_derivatives(q, qd, tau, fext) -> dqdd_dq, dqdd_dqd,
+          dqdd_dtau``; ``fext=True``
+        * ``integrate(q, v) -> q_next``; ``dt=1.0``
+        * ``difference(q0, q1) -> v``
+        * ``frame_velocity(q, qd) -> velocity``; ``body``, ``point=None``,
+          ``reference_frame="base"``
+        * ``frame_acceleration(q, qd, qdd) -> acceleration``; ``body``, ``point=None``,
+          ``reference_frame="base"``
+        * ``jacobian_time_derivative(q, qd) -> Jdot``; ``body``, ``point=None``,
+          ``reference_frame="base"``
+        * ``centroidal_momentum_matrix(q) -> A_G``
+        * ``centroidal_momentum(q, qd) -> h_G``
+        * ``centroidal_momentum_bias(q, qd) -> Adot_qd``
+        * ``kinetic_energy(q, qd) -> T``
+        * ``potential_energy(q) -> V``
+        * ``contact_dynamics(q, qd, tau, fext, damping) -> qdd, forces``; ``contacts``
+          (required), ``fext=True``: five inputs (four with ``fext=False``), ``damping``
+          a scalar (``J_c qdd + Jdot_c qd = -damping J_c qd``); ``forces`` one row per
+          contact
+        * ``impulse_dynamics(q, qd_minus, restitution) -> qd_plus, impulses``; ``contacts``
+          (required)
+        * ``regressor(q, qd, qdd) -> Y``
+
+        Options: ``body=`` a body name (required where listed); ``relative_to=`` the frame
+        ``T`` is in (default the base); ``point=(x, y, z)`` a point in the body's frame;
+        ``reference_frame=`` ``"base"`` (base-frame axes) or ``"local"`` (the body's axes)
+        for task-space vectors; ``fext=False`` the variant without the ``fext`` input;
+        ``parameters=True`` adds an input ``pi`` (the inertial parameters,
+        :meth:`inertial_parameters`); ``dt=`` the step of ``integrate``; ``contacts=`` a
+        sequence of :class:`casdyn.Contact` (or body names for point contacts) held by
+        ``contact_dynamics`` and ``impulse_dynamics``, whose ``forces`` / ``impulses`` are
+        in base-frame axes (see :meth:`contact_dynamics`). ``fext`` inputs are
+        ``n_bodies x 6``, one row per entry of :attr:`body_names`.
         """
         return self._functions.get(name, **options)
 
