@@ -90,7 +90,7 @@ def keyed(listed: list[Item], function_key: Callable[..., tuple]) -> dict[str, t
             raise InputError(
                 f"{given[key]} and {described} would both be exported as {key!r}; give them "
                 f"keys of your own: (key, name, options) triples or a dict {{key: (name, "
-                f"options)}}")
+                f"options)}} (casdyn export: KEY=NAME:...)")
         chosen.setdefault(key, function)
         given.setdefault(key, described)
     return chosen
