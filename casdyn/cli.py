@@ -7,7 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-from . import CasdynError, InputError, load_robot, load_urdf, robot_names
+from . import CasdynError, InputError, function_spec, load_robot, load_urdf, robot_names
+from ._version import __version__
 from .errors import suggest
 from .functions import FUNCTION_NAMES
 from .model.joints import JOINT_TYPES
@@ -72,38 +73,12 @@ def info(robot: RigidBodyTree) -> str:
     return "\n".join(lines)
 
 
-_FLAGS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
-
-
-def _parse_function(text: str) -> tuple[str, dict]:
-    """``NAME``, then ``:``-separated parts: ``KEY=VALUE`` options (``fext=false``,
-    ``body=...``, ``relative_to=...``) or, positionally, the body and the frame it is
-    relative to: ``get_transform:tool0:base``, ``inverse_dynamics:fext=false``."""
-    name, *parts = text.split(":")
-    options: dict = {}
-    positional = iter(("body", "relative_to"))
-    for part in parts:
-        key, equals, value = part.partition("=")
-        if equals and key in ("fext", "body", "relative_to"):
-            if key == "fext":
-                if value.lower() not in _FLAGS:
-                    raise InputError(f"{text!r}: fext takes true or false, got {value!r}")
-                options[key] = _FLAGS[value.lower()]
-            else:
-                options[key] = value
-        else:
-            key = next(positional, None)
-            if key is None:
-                raise InputError(f"{text!r}: too many ':' parts; see casdyn export --help")
-            options[key] = part
-    return name, options
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="casdyn",
         description="Rigid-body dynamics of URDF robots as CasADi functions.",
     )
+    parser.add_argument("--version", action="version", version=f"casdyn {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     p_info = commands.add_parser("info", help="bodies, joints, limits and mass of a robot")
     shipped = ", ".join(robot_names())
@@ -115,20 +90,25 @@ def main(argv: list[str] | None = None) -> int:
                 "help": "the joints' <dynamics damping friction> act in every dynamics function"}
     p_info.add_argument("--joint-friction", **friction)
     p_export = commands.add_parser(
-        "export", help="generate C for a robot's functions, compile it and check it loads"
+        "export", help="generate C for a robot's functions, compile it and check it loads",
+        epilog=function_spec.SYNTAX, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p_export.add_argument("robot", help="a shipped robot name or a URDF path")
     p_export.add_argument("--out", required=True, help="directory for the .c, .h and .so files")
     p_export.add_argument(
-        "--functions", nargs="+", metavar="NAME[:BODY][:OPTION=VALUE]",
-        help=f"which functions (default: all); names: {', '.join(FUNCTION_NAMES)}; "
-        "body-specific ones take :BODY (get_transform also :BODY:RELATIVE_TO); "
-        "inverse_dynamics:fext=false is the variant without external forces",
+        "--functions", nargs="+", metavar="[KEY=]NAME[:BODY][:OPTION=VALUE]",
+        help=f"which functions (default: all but the contact ones); names: "
+        f"{', '.join(FUNCTION_NAMES)}; the syntax is below",
     )
     p_export.add_argument("--prefix", help="prefix of the C symbols (default: the robot name)")
     p_export.add_argument("--no-compile", action="store_true", help="write the C source only")
     p_export.add_argument("--floating-base", **floating)
     p_export.add_argument("--joint-friction", **friction)
+    shown = p_export.add_mutually_exclusive_group()
+    shown.add_argument("--quiet", action="store_true",
+                       help="no progress on stderr (default: shown on a terminal after 1 s)")
+    shown.add_argument("--progress", action="store_true",
+                       help="progress on stderr even when it is not a terminal")
     p_demo = commands.add_parser("demo", help="the main demo: dynamics of a shipped robot")
     p_demo.add_argument("robot", nargs="?", default="ur5e", help="a shipped robot (default ur5e)")
     args = parser.parse_args(argv)
@@ -137,9 +117,14 @@ def main(argv: list[str] | None = None) -> int:
             print(info(_load(args.robot, args.floating_base, args.joint_friction)))
         elif args.command == "export":
             robot = _load(args.robot, args.floating_base, args.joint_friction)
-            functions = [_parse_function(f) for f in args.functions] if args.functions else None
+            functions = None
+            if args.functions:
+                parsed = [function_spec.parse(f) for f in args.functions]
+                functions = [(name, opts) if key is None else (key, name, opts)
+                             for key, name, opts in parsed]
+            progress = False if args.quiet else True if args.progress else None
             exported = robot.export_c(args.out, functions, compile=not args.no_compile,
-                                      prefix=args.prefix)
+                                      prefix=args.prefix, progress=progress)
             what = "generated" if args.no_compile else "compiled and loaded"
             print(f"{what} {len(exported)} functions of {robot.name} in {args.out}:")
             for function in exported.values():

@@ -15,9 +15,10 @@ from functools import cached_property
 import casadi as ca
 import numpy as np
 
-from . import arguments, export
+from . import arguments
 from .algorithms import configuration, identification
 from .algorithms.contacts import contact_list
+from .codegen import export, library_cache, selection
 from .codegen.loops import for_c
 from .errors import InputError
 from .functions import FUNCTION_NAMES
@@ -26,6 +27,7 @@ from .functions.names import identifier
 from .functions.registry import SIGNATURES, VECTOR_OUTPUTS
 from .model.locking import locked_description
 from .model.tree import Model, build_model
+from .progress import Progress, enabled
 from .runtime.evaluator import NumericEvaluator
 
 # Batches are evaluated in chunks of at most this many samples, by Functions mapped over the
@@ -413,68 +415,99 @@ class RigidBodyTree:
         compile: bool = True,
         *,
         compiler: str | None = None,
-        flags: tuple[str, ...] | None = None,
+        flags: str | tuple[str, ...] | None = None,
         prefix: str | None = None,
         native: bool = False,
+        progress: bool | None = None,
     ) -> dict[str, ca.Function]:
         """Export Functions as C source and header, compile them to a shared library with the
         system C compiler and load them back.
 
-        ``functions``: a name from ``casdyn.FUNCTION_NAMES``, or a list of names and
-        ``(name, options)`` pairs such as ``("geometric_jacobian", {"body": "tool0"})``, or
-        None for every function — the body-specific ones for each leaf body (the tool
-        frames); the contact functions only when listed with their ``contacts``. Returns
-        Function name → loaded ``casadi.Function`` (the SX functions when ``compile`` is
-        False). Files are ``casdyn_<robot>.c``, ``.h`` and ``libcasdyn_<robot>.so``, and
-        ``casdyn_<robot>_<Function name>.c`` for each function of
-        ``casdyn.export.LARGE_FUNCTION`` instructions or more (compiled in parallel, with
-        lighter optimisation unless ``flags`` are given; default flags ``-O3 -fPIC
-        -shared``); a failed export writes none. The C symbols are
-        ``<prefix>_<Function name>`` (``prefix`` defaults to the robot's name), so that
-        several robots' libraries link into one program; ``prefix=""`` keeps the plain
-        names. The loaded Functions keep their names. ``native=True`` builds the library for
-        this machine's processor (``-march=native``: fused multiply-add and AVX where it
-        has them, up to 40 % faster for large functions) — it may then not run on another
-        machine; the C files stay portable either way. :meth:`compile` always does so.
-        """
-        keys = self._keys(functions)
-        prefix = identifier(self.name) if prefix is None else prefix
-        loaded = export.export_functions(
-            [for_c(self._functions, key) for key in keys], directory, f"casdyn_{self.name}",
-            compile=compile, compiler=compiler, flags=flags, prefix=prefix, native=native,
-        )
-        if not compile:
-            loaded = [self._functions.get_key(key) for key in keys]
-        return {f.name(): f for f in loaded}
+        ``functions``: a name from ``casdyn.FUNCTION_NAMES``; or a list of names,
+        ``(name, options)`` pairs such as ``("geometric_jacobian", {"body": "tool0"})`` and
+        ``(key, name, options)`` triples that choose the key; or a dict ``{key: name or
+        (name, options)}``; or None for every function — the body-specific ones for each
+        leaf body (the tool frames); the contact functions only when listed with their
+        ``contacts``. Returns key → loaded ``casadi.Function`` (the cached SX functions when
+        ``compile`` is False). The key is the caller's if given, else the function's name
+        followed by what tells variants apart (:mod:`casdyn.codegen.selection`): ``nofext``,
+        ``parametric``, the body, the frame it is relative to, ``local`` — so
+        ``"inverse_dynamics"``, ``"inverse_dynamics_nofext"``,
+        ``"get_transform_tool0_base"``, and ``"contact_dynamics"`` for any contacts (the
+        contacts, a ``point`` and ``dt`` do not show). Two different Functions under one
+        key are an :class:`InputError` asking for keys.
 
-    def compile(self, functions=None, *, directory: str | os.PathLike | None = None):
+        Files are ``casdyn_<robot>.c``, ``.h`` and ``libcasdyn_<robot>.so``, and
+        ``casdyn_<robot>_<key>.c`` for each function of
+        ``casdyn.codegen.export.LARGE_FUNCTION`` instructions or more (compiled in parallel, with
+        lighter optimisation unless ``flags`` are given; default flags ``-O3 -fPIC
+        -shared``; ``flags`` is a sequence of strings or one string split as a shell would,
+        ``"-O2 -fPIC -shared"``); a failed export writes none. The C symbols are
+        ``<prefix>_<key>`` (``prefix`` a string, default the robot's name made a C
+        identifier), so that several robots' libraries link into one program;
+        ``prefix=""`` gives plain ``<key>``. The loaded Functions are named ``<key>``.
+        ``native=True`` builds the library for this machine's processor
+        (``-march=native``: fused multiply-add and AVX where it has them, up to 40 % faster
+        for large functions) — it may then not run on another machine; the C files stay
+        portable either way. :meth:`compile` always does so. ``progress``: report on stderr
+        once the work takes more than a second (:mod:`casdyn.progress`); None: only when
+        stderr is a terminal (or ``$CASDYN_PROGRESS=1``), False: never, True: always.
+        """
+        prefix = identifier(self.name) if prefix is None else export.checked_prefix(prefix)
+        flags = export.checked_flags(flags)
+        chosen = selection.keyed(self._export_list(functions), self._functions.key)
+        with Progress(self.name, enabled(progress)) as report:
+            built = self._build_for_c(list(chosen.values()), report)
+            loaded = export.export_functions(
+                built, directory, f"casdyn_{self.name}", compile=compile, compiler=compiler,
+                flags=flags, prefix=prefix, native=native, names=list(chosen),
+                progress=report,
+            )
+        if not compile:
+            loaded = [self._functions.get_key(key) for key in chosen.values()]
+        return dict(zip(chosen, loaded, strict=True))
+
+    def compile(self, functions=None, *, directory: str | os.PathLike | None = None,
+                progress: bool | None = None):
         """Compile Functions to C once (cached on disk) and evaluate numbers with them.
 
         From then on numeric calls (single and batched) of those functions run compiled code
         — the fastest path from Python — while symbolic calls keep the SX graphs. Default
         ``functions``: both variants of inverse and forward dynamics, mass matrix, velocity
-        product, gravity torque and centre of mass (same forms as :meth:`export_c`). The
-        library is kept in ``directory`` (default :func:`casdyn.export.cache_directory`),
-        named by a hash of the model, the functions and this machine's processor (the library
-        is built for it, with ``-march=native``), so the next process loads it without
-        compiling; a cached library that is damaged is built again. Needs a C compiler the
-        first time. Returns ``self``.
+        product, gravity torque and centre of mass (same forms as :meth:`export_c`; keys are
+        allowed and ignored). The library is kept in ``directory`` (default
+        :func:`casdyn.codegen.library_cache.cache_directory`), named by a hash of the model,
+        the functions and this machine's processor (the library is built for it, with
+        ``-march=native``), so the next process loads it without compiling; a cached library
+        that is damaged is built again. Needs a C compiler the first time. ``progress`` as in
+        :meth:`export_c`. Returns ``self``.
         """
         if functions is None:
             functions = [(name, {"fext": f}) for name in ("inverse_dynamics", "forward_dynamics")
                          for f in (True, False)]
             functions += ["mass_matrix", "velocity_product", "gravity_torque", "center_of_mass"]
         keys = self._keys(functions)
-        chosen = [for_c(self._functions, key) for key in keys]
-        compiled, module = export.cached_library(chosen, f"casdyn_{self.name}",
-                                                 pickle.dumps(self._model), directory,
-                                                 VECTOR_OUTPUTS)
+        with Progress(self.name, enabled(progress)) as report:
+            chosen = self._build_for_c(keys, report)
+            compiled, module = library_cache.cached_library(chosen, f"casdyn_{self.name}",
+                                                     pickle.dumps(self._model), directory,
+                                                     VECTOR_OUTPUTS, progress=report)
         self._compiled.update(zip(keys, compiled, strict=True))
         if module is not None:
             self._native.update((key, (module.evaluate, k)) for k, key in enumerate(keys))
         self._workspace = _Workspace()  # every thread's evaluators are made anew
         self._entry_points = {}
         return self
+
+    def _build_for_c(self, keys: list[tuple], report: Progress) -> list[ca.Function]:
+        """The Functions of ``keys`` as their C is generated, each built (the slow part for
+        large models) as one step of ``report``."""
+        report.phase(f"building {len(keys)} function{'s' if len(keys) > 1 else ''}", len(keys))
+        built = []
+        for key in keys:
+            with report.step(key[0]):
+                built.append(for_c(self._functions, key))
+        return built
 
     @property
     def compiled_functions(self) -> tuple[str, ...]:
@@ -484,9 +517,9 @@ class RigidBodyTree:
     def _keys(self, functions) -> list[tuple]:
         """The keys of the distinct Functions an export list names, in its order."""
         return list(dict.fromkeys(self._functions.key(name, **opts)
-                                  for name, opts in self._export_list(functions)))
+                                  for _, name, opts in self._export_list(functions)))
 
-    def _export_list(self, functions) -> list[tuple[str, dict]]:
+    def _export_list(self, functions) -> list[selection.Item]:
         if functions is None:
             leaves = self._model.leaf_bodies()
             # contact functions need contacts: they are exported when listed with them
@@ -494,29 +527,63 @@ class RigidBodyTree:
                        SIGNATURES[n].options}
             plain = [n for n in options if "body" not in options[n]]
             per_body = [n for n in options if "body" in options[n]]
-            return [(n, {}) for n in plain] + [(n, {"body": b}) for b in leaves for n in per_body]
-        if isinstance(functions, str) or (isinstance(functions, tuple) and len(functions) == 2
-                                          and isinstance(functions[1], dict)):
-            functions = [functions]  # one name or one (name, options) pair
-        listed = []
-        for item in functions:
-            if isinstance(item, str):
-                listed.append((item, {}))
-            elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict):
-                listed.append(item)
-            else:
-                raise InputError(
-                    f"functions must hold names or (name, options) pairs, got {item!r}"
-                )
-        return listed
+            return [(None, n, {}) for n in plain] + \
+                [(None, n, {"body": b}) for b in leaves for n in per_body]
+        return selection.items(functions)
 
     # --- CasADi functions -----------------------------------------------------------------
     def function(self, name: str, **options) -> ca.Function:
         """The cached ``casadi.Function`` ``name`` with the SPEC's named inputs and outputs.
 
-        Options: ``body=`` for ``geometric_jacobian``, ``get_transform`` and
-        ``external_force``; ``relative_to=`` for ``get_transform``; ``fext=False`` for
-        ``inverse_dynamics`` and ``forward_dynamics`` gives a variant without that input.
+        Call it by keyword (``f(q=q, qd=qd)``, inputs left out are zero; a dict of the
+        outputs) or with every input in this order (a list of the outputs). Functions, their
+        inputs → outputs, and their options with the defaults:
+
+        * ``inverse_dynamics(q, qd, qdd, fext) -> tau``; ``fext=True``, ``parameters=False``
+        * ``forward_dynamics(q, qd, tau, fext) -> qdd``; ``fext=True``, ``parameters=False``
+        * ``mass_matrix(q) -> M``; ``parameters=False``
+        * ``velocity_product(q, qd) -> c``
+        * ``gravity_torque(q) -> g``
+        * ``bias_force(q, qd) -> h``
+        * ``geometric_jacobian(q) -> J``; ``body``, ``point=None``, ``reference_frame="base"``
+        * ``get_transform(q) -> T``; ``body``, ``relative_to=None``
+        * ``center_of_mass(q) -> com, com_jacobian``
+        * ``external_force(wrench, q) -> fext``; ``body``
+        * ``inverse_dynamics_derivatives(q, qd, qdd, fext) -> dtau_dq, dtau_dqd,
+          dtau_dqdd``; ``fext=True``
+        * ``forward_dynamics_derivatives(q, qd, tau, fext) -> dqdd_dq, dqdd_dqd,
+          dqdd_dtau``; ``fext=True``
+        * ``integrate(q, v) -> q_next``; ``dt=1.0``
+        * ``difference(q0, q1) -> v``
+        * ``frame_velocity(q, qd) -> velocity``; ``body``, ``point=None``,
+          ``reference_frame="base"``
+        * ``frame_acceleration(q, qd, qdd) -> acceleration``; ``body``, ``point=None``,
+          ``reference_frame="base"``
+        * ``jacobian_time_derivative(q, qd) -> Jdot``; ``body``, ``point=None``,
+          ``reference_frame="base"``
+        * ``centroidal_momentum_matrix(q) -> A_G``
+        * ``centroidal_momentum(q, qd) -> h_G``
+        * ``centroidal_momentum_bias(q, qd) -> Adot_qd``
+        * ``kinetic_energy(q, qd) -> T``
+        * ``potential_energy(q) -> V``
+        * ``contact_dynamics(q, qd, tau, fext, damping) -> qdd, forces``; ``contacts``
+          (required), ``fext=True``: five inputs (four with ``fext=False``), ``damping``
+          a scalar (``J_c qdd + Jdot_c qd = -damping J_c qd``); ``forces`` one row per
+          contact
+        * ``impulse_dynamics(q, qd_minus, restitution) -> qd_plus, impulses``; ``contacts``
+          (required)
+        * ``regressor(q, qd, qdd) -> Y``
+
+        Options: ``body=`` a body name (required where listed); ``relative_to=`` the frame
+        ``T`` is in (default the base); ``point=(x, y, z)`` a point in the body's frame;
+        ``reference_frame=`` ``"base"`` (base-frame axes) or ``"local"`` (the body's axes)
+        for task-space vectors; ``fext=False`` the variant without the ``fext`` input;
+        ``parameters=True`` adds an input ``pi`` (the inertial parameters,
+        :meth:`inertial_parameters`); ``dt=`` the step of ``integrate``; ``contacts=`` a
+        sequence of :class:`casdyn.Contact` (or body names for point contacts) held by
+        ``contact_dynamics`` and ``impulse_dynamics``, whose ``forces`` / ``impulses`` are
+        in base-frame axes (see :meth:`contact_dynamics`). ``fext`` inputs are
+        ``n_bodies x 6``, one row per entry of :attr:`body_names`.
         """
         return self._functions.get(name, **options)
 

@@ -155,7 +155,7 @@ class RealTimeIteration(Controller):
         h, w, x0, ref = self.horizon, self.w, self.x0, self.ref
         step = model_step(robot).map(HORIZON)
         # the linearisation of the whole horizon as one compiled function, cached on disk
-        (step,), _ = casdyn.export.cached_library([step], "mpc_ur5e_rti",
+        (step,), _ = casdyn.codegen.library_cache.cached_library([step], "mpc_ur5e_rti",
                                                   pickle.dumps(robot.model))
         X, U = h.states(w), h.torques(w)
         x_next, A, B = step(X[:, :-1], U)

@@ -6,9 +6,13 @@ import shutil
 import subprocess
 import sys
 
+import casadi as ca
+import numpy as np
 import pytest
+from conftest import assert_close
 
 import casdyn
+from casdyn import function_spec, progress
 from casdyn.cli import main
 
 
@@ -61,6 +65,14 @@ def test_demo_prints_real_numbers(capsys):
     (["info", "ur6"], "neither a shipped robot nor a URDF file; did you mean 'ur5e'"),
     (["export", "ur5e", "--out", "x", "--functions", "mass_matrx"], "did you mean 'mass_matrix'"),
     (["export", "ur5e", "--out", "x", "--functions", "geometric_jacobian:tool"], "'tool0'"),
+    (["export", "ur5e", "--out", "x", "--functions", "inverse_dynamics:bogus=1"],
+     "inverse_dynamics takes no option 'bogus'; its options: fext, parameters"),
+    (["export", "ur5e", "--out", "x", "--functions", "inverse_dynamics:tool0"],
+     "inverse_dynamics takes no body, got 'tool0'"),
+    (["export", "ur5e", "--out", "x", "--functions", "contact_dynamics:contacts=tool0@1,2"],
+     "'tool0@1' needs three coordinates X,Y,Z after '@'"),
+    (["export", "ur5e", "--out", "x", "--functions", "contact_dynamics:contacts=tool1"],
+     "unknown body 'tool1'"),
 ])
 def test_bad_input_exits_non_zero_with_one_line(argv, message, capsys):
     assert main(argv) == 2
@@ -137,3 +149,53 @@ def test_export_options_choose_the_variant_without_fext_and_the_prefix(tmp_path,
 def test_bad_function_options_exit_2(spec, message, capsys):
     assert main(["export", "ur5e", "--out", "x", "--functions", spec]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_version_prints_the_version(capsys):
+    with pytest.raises(SystemExit) as exit:
+        main(["--version"])
+    assert exit.value.code == 0
+    assert capsys.readouterr().out.strip() == f"casdyn {casdyn.__version__}"
+
+
+def test_contacts_on_the_command_line():
+    key, name, options = function_spec.parse(
+        "feet=contact_dynamics:contacts=FL_FOOT,FR_FOOT/6d@0,0,-0.01,HL_FOOT@1,2,3,HR/FOOT")
+    assert (key, name) == ("feet", "contact_dynamics")
+    assert options == {"contacts": (
+        casdyn.Contact("FL_FOOT"), casdyn.Contact("FR_FOOT", "6d", (0, 0, -0.01)),
+        casdyn.Contact("HL_FOOT", "point", (1, 2, 3)), casdyn.Contact("HR/FOOT"))}
+    assert function_spec.parse("geometric_jacobian:tool0:point=0,0,0.1:reference_frame=local")\
+        == (None, "geometric_jacobian", {"body": "tool0", "point": (0.0, 0.0, 0.1),
+                                         "reference_frame": "local"})
+
+
+def test_export_writes_contact_dynamics(tmp_path, capsys):
+    assert main(["export", "ur5e", "--out", str(tmp_path), "--functions",
+                 "contact_dynamics:contacts=tool0/6d@0,0,0.1",
+                 "wrist=contact_dynamics:contacts=wrist_3_link"]) == 0
+    assert "compiled and loaded 2 functions of ur5e" in capsys.readouterr().out
+    header = (tmp_path / "casdyn_ur5e.h").read_text()
+    assert "int ur5e_contact_dynamics(" in header and "int ur5e_wrist(" in header
+    library = str(tmp_path / "libcasdyn_ur5e.so")
+    robot = casdyn.load_robot("ur5e")
+    q, qd, tau = robot.random_configuration(5), np.full(6, 0.2), np.full(6, 1.5)
+    fext = np.zeros((robot.n_bodies, 6))
+    for symbol, contact in [("ur5e_contact_dynamics", casdyn.Contact("tool0", "6d", (0, 0, 0.1))),
+                            ("ur5e_wrist", casdyn.Contact("wrist_3_link"))]:
+        out = ca.external(symbol, library)(q=q, qd=qd, tau=tau, fext=fext, damping=0.0)
+        qdd, forces = robot.contact_dynamics(q, qd, tau, [contact])
+        assert_close(out["qdd"].full().ravel(), qdd)
+        assert_close(out["forces"].full(), forces)
+
+
+def test_export_shows_progress_unless_quiet(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setenv(progress.ENVIRONMENT, "1")
+    command = ["export", "planar_2link", "--out", str(tmp_path), "--no-compile",
+               "--functions", "mass_matrix"]
+    assert main([*command, "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    monkeypatch.delenv(progress.ENVIRONMENT)
+    assert main([*command, "--progress"]) == 0
+    assert "casdyn: planar_2link: [1/1] mass_matrix" in capsys.readouterr().err

@@ -14,8 +14,9 @@ import pytest
 from conftest import assert_close
 
 import casdyn
-import casdyn.export
-from casdyn import ExportError, export
+import casdyn.codegen.export
+from casdyn import ExportError
+from casdyn.codegen import export, library_cache
 from casdyn.functions.registry import SIGNATURES
 
 
@@ -63,7 +64,7 @@ def test_casadi_helpers_stay_private_to_the_library(tmp_path):
     z = ca.MX.sym("z", 3)
     mapped = ca.Function("mapped", [z], [scalar.map(2)(ca.horzcat(z, 2 * z), z)])
     loaded = dict(zip(["scalar", "mapped"],
-                      casdyn.export.export_functions([scalar, mapped], tmp_path, "helpers"),
+                      casdyn.codegen.export.export_functions([scalar, mapped], tmp_path, "helpers"),
                       strict=True))
     source = (tmp_path / "helpers.c").read_text()
     internal = re.findall(r"#define (casadi_\w+) CASADI_PREFIX\((\w+)\)", source)
@@ -289,7 +290,7 @@ def test_the_compile_cache_keeps_one_library_per_processor(tmp_path, monkeypatch
     casdyn.load_robot("planar_2link").compile(["gravity_torque"])
     casdyn.load_robot("planar_2link").compile(["gravity_torque"])
     assert len(list(tmp_path.glob("*.so"))) == 1
-    monkeypatch.setattr(export, "cpu_identity", lambda: "another processor")
+    monkeypatch.setattr(library_cache, "cpu_identity", lambda: "another processor")
     casdyn.load_robot("planar_2link").compile(["gravity_torque"])
     assert len(list(tmp_path.glob("*.so"))) == 2
 

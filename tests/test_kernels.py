@@ -12,8 +12,7 @@ from pinocchio_reference import Reference, aba_derivatives
 from random_trees import random_urdf
 
 import casdyn
-from casdyn import export
-from casdyn.codegen import kernels
+from casdyn.codegen import export, kernels
 from casdyn.codegen.loops import for_c, solves_in_loops
 from casdyn.math.factorization import TreeLDLT
 

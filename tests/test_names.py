@@ -11,8 +11,8 @@ import pytest
 from conftest import assert_close
 
 import casdyn
-from casdyn import export
-from casdyn.names import function_name, identifier
+from casdyn.codegen import export
+from casdyn.functions.names import function_name, identifier
 
 ODD = ["a-b", "a.b", "_lead", "__xacro", "ünï", "..", "iris__/imu_link", "x" * 300, "a_b", "c",
        "trail_", "9lives", "with space"]
@@ -146,4 +146,4 @@ def test_two_robots_link_into_one_library(tmp_path):
 def test_prefixed_export_keeps_the_graph():
     robot = casdyn.load_robot("ur5e")
     f = robot.function("inverse_dynamics")
-    assert export._renamed(f, "ur5e").n_instructions() == f.n_instructions()
+    assert export._renamed(f, "ur5e_inverse_dynamics").n_instructions() == f.n_instructions()

@@ -44,7 +44,22 @@ def function_name(name: str, options: dict) -> str:
     other options too: a name changed by :func:`identifier` (which also cuts long names), a
     body with an underscore followed by a reference frame (``a`` in ``b_c`` would read as
     ``a_b`` in ``c``), or, where the axes are an option, a body whose name ends in
-    ``_local``."""
+    ``_local``; and for the options with no readable form (``dt``, ``point``,
+    ``contacts``), a hash of each."""
+    parts = [readable_name(name, options)]
+    if options.get("dt", 1.0) != 1.0:
+        parts.append("dt" + digest(repr(options["dt"])))
+    for key in ("point", "contacts"):  # no readable form: a hash of the value
+        if options.get(key) is not None:
+            parts.append(key[0] + digest(repr(options[key])))
+    return "_".join(parts)
+
+
+def readable_name(name: str, options: dict) -> str:
+    """:func:`function_name` without the hashes of ``dt``, ``point`` and ``contacts``: the
+    name a variant is exported under (its key in ``export_c``'s result, and its C symbol
+    after the prefix) unless the caller names it. Variants that differ only in those
+    options read alike here."""
     parts = [name]
     if options.get("fext") is False:
         parts.append("nofext")
@@ -61,11 +76,6 @@ def function_name(name: str, options: dict) -> str:
     local = options.get("reference_frame") == "local"
     if local:
         parts.append("local")
-    if options.get("dt", 1.0) != 1.0:
-        parts.append("dt" + digest(repr(options["dt"])))
     if ambiguous:
         parts.append("h" + digest(repr((frames, "local") if local else frames)))
-    for key in ("point", "contacts"):  # no readable form: a hash of the value
-        if options.get(key) is not None:
-            parts.append(key[0] + digest(repr(options[key])))
     return "_".join(parts)

@@ -7,30 +7,29 @@ place only when all of it succeeded, so a failed export leaves the target as it 
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
-import pickle
-import platform
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import ModuleType
 
 import casadi as ca
-import numpy as np
 
-from ._version import __version__
-from .errors import ExportError
-from .functions.names import identifier
-from .runtime import entry
+from ..errors import ExportError, InputError
+from ..functions.names import identifier
+from ..progress import SILENT, Progress
+from ..runtime import entry
 
 COMPILERS = ("cc", "gcc", "clang")
+
+
 DEFAULT_FLAGS = ("-O3", "-fPIC", "-shared")
+
+
 # Functions from LARGE_FUNCTION instructions on (derivatives of long chains and humanoids)
 # get a C file of their own. On such long straight-line code GCC's -O2/-O3 spend most of their
 # time in partial-redundancy elimination and code hoisting, for nothing measurable: without
@@ -46,31 +45,43 @@ DEFAULT_FLAGS = ("-O3", "-fPIC", "-shared")
 # 24-link chain's FD derivatives ran in 14.7 instead of 16.4 us (-O2), the 48-link chain's in
 # 101 instead of 187 us (-O1), with the same compile time; straight-line SX code is unchanged.
 LARGE_FUNCTION = 20_000
+
+
 LARGE_FUNCTION_FLAGS = ("-O2", "-fno-tree-pre", "-fno-code-hoisting",
                         "-fvect-cost-model=dynamic", "-fPIC", "-shared")
+
+
 HUGE_FUNCTION = 150_000
+
+
 HUGE_FUNCTION_FLAGS = ("-O1", "-ftree-loop-vectorize", "-fPIC", "-shared")
+
+
 # other compilers get plain -O2 and -O1
 _GCC_ONLY = ("-fno-tree-pre", "-fno-code-hoisting", "-fvect-cost-model=dynamic",
              "-ftree-loop-vectorize")
+
+
 # Code built for the CPU it runs on uses its fused multiply-add and AVX instructions: the
 # derivatives of a 24-link chain ran in 25 us instead of 36 (TALOS's FD derivatives 30 against
 # 50 us) and compiled 30 % faster. RigidBodyTree.compile() builds that way where the compiler
 # accepts the flag; export_c only when asked (native=True), as its library may be copied to
 # another machine.
 NATIVE_FLAG = "-march=native"
+
+
 # CasADi writes its helpers (casadi_sq, casadi_fmin, casadi_copy, ...) as global functions. In
 # a shared library a global function may be interposed at load time, so GCC calls it through
 # the PLT rather than inlining it, and every call clobbers all floating-point registers: a
 # 24-link chain's inverse dynamics ran 9 % slower for its 69 calls of casadi_sq. The helpers
 # are private to the file, so they are made static.
-_GLOBAL_HELPER = re.compile(
+GLOBAL_HELPER = re.compile(
     r"^(?=(?:const )?(?:casadi_real|casadi_int|void|int)\*? ?casadi_\w+\()", re.MULTILINE)
 
 
 def private_helpers(source: str) -> str:
     """``source`` (CasADi-generated C) with CasADi's helper functions declared ``static``."""
-    return _GLOBAL_HELPER.sub("static ", source)
+    return GLOBAL_HELPER.sub("static ", source)
 
 
 def find_compiler(compiler: str | None = None) -> str:
@@ -96,34 +107,6 @@ def native_flags(cc: str) -> tuple[str, ...]:
     except (OSError, subprocess.SubprocessError):
         return ()
     return (NATIVE_FLAG,) if result.returncode == 0 else ()
-
-
-@functools.lru_cache(maxsize=1)
-def cpu_identity() -> str:
-    """This machine's processor and the instruction sets it has (Linux: from
-    ``/proc/cpuinfo``), part of the compile cache's key: a cache shared by different
-    machines never hands one a library built for another's instructions."""
-    try:
-        first = Path("/proc/cpuinfo").read_text().split("\n\n")[0]
-    except OSError:
-        first = ""
-    fields: dict[str, str] = {}
-    for line in first.splitlines():
-        name, colon, value = line.partition(":")
-        if colon:
-            fields.setdefault(name.strip(), value.strip())
-    keys = ("vendor_id", "model name", "flags", "CPU implementer", "CPU part", "Features")
-    found = [f"{key}: {fields[key]}" for key in keys if key in fields]
-    return "\n".join([platform.machine(), platform.processor(), *found])
-
-
-def cache_directory() -> Path:
-    """Where :meth:`RigidBodyTree.compile` keeps libraries: ``$CASDYN_CACHE``, else
-    ``$XDG_CACHE_HOME/casdyn``, else ``~/.cache/casdyn``."""
-    if os.environ.get("CASDYN_CACHE"):
-        return Path(os.environ["CASDYN_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "casdyn"
 
 
 def library_path(directory: str | os.PathLike, basename: str) -> Path:
@@ -161,112 +144,45 @@ def load_library(path: Path, symbols: list[str], with_entry: bool = False):
         os.unlink(private)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    fd, scratch = tempfile.mkstemp(prefix=".casdyn-", dir=path.parent)
-    with os.fdopen(fd, "w") as file:
-        file.write(text)
-    os.replace(scratch, path)
-
-
-def cached_library(
-    functions: list[ca.Function],
-    name: str,
-    model_key: bytes,
-    directory: str | os.PathLike | None = None,
-    vector_outputs: Collection[str] = (),
-) -> tuple[list[ca.Function], ModuleType | None]:
-    """``functions`` compiled into a library kept in ``directory`` (default
-    :func:`cache_directory`), in the same order, named by a hash of the model, the
-    functions, the versions of casdyn, CasADi and NumPy (whose C API the entry point uses)
-    the way the C is made and this machine's processor (:func:`cpu_identity`): built the
-    first time, for this processor (:data:`NATIVE_FLAG`, where the compiler takes it), and
-    loaded afterwards. Returns them with
-    the library's Python entry point (:mod:`casdyn.runtime.entry`; None where Python's or NumPy's C
-    headers are missing), which returns the outputs named in ``vector_outputs`` as 1-D
-    arrays.
-
-    Each library is written atomically, with its SHA-256 beside it (``.sha256``); a library
-    whose bytes do not match (truncated, overwritten, foreign) or that fails to load is
-    built again instead of being loaded.
-    """
-    include = entry.include_flags()
-    entry_source = entry.source(functions, vector_outputs) if include else None
-    digest = hashlib.sha256(pickle.dumps(
-        (model_key, [f.serialize() for f in functions], ca.__version__, __version__,
-         DEFAULT_FLAGS, LARGE_FUNCTION, LARGE_FUNCTION_FLAGS, HUGE_FUNCTION,
-         HUGE_FUNCTION_FLAGS, _GLOBAL_HELPER.pattern, NATIVE_FLAG, cpu_identity(),
-         entry_source, include, np.__version__)
-    )).hexdigest()[:16]
-    basename = f"{identifier(name, 'casdyn')}_{digest}"
-    chosen = directory is not None
-    directory = Path(directory) if chosen else cache_directory()
-    where = str(directory) if chosen or "CASDYN_CACHE" not in os.environ else \
-        f"{directory} ($CASDYN_CACHE)"
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        tempfile.TemporaryFile(dir=directory).close()  # writable?
-    except OSError as exc:
-        blocker = next((p for p in (directory, *directory.parents)
-                        if p.exists() and not p.is_dir()), None)
-        reason = f"{blocker} is a file" if blocker else exc.strerror or str(exc)
-        raise ExportError(
-            f"the compile cache {where} cannot be used: {reason}; set CASDYN_CACHE to a "
-            "writable directory or pass directory="
-        ) from None
-    path = library_path(directory, basename)
-    checksum = path.with_name(path.name + ".sha256")
-    symbols = [f.name() for f in functions]
-
-    def load() -> tuple[list[ca.Function], ModuleType | None]:
-        if include is None:
-            return load_library(path, symbols), None
-        return load_library(path, symbols, with_entry=True)
-
-    try:
-        if path.is_file() and checksum.is_file() and \
-                checksum.read_text().strip() == _sha256(path):
-            try:
-                return load()
-            except ExportError:
-                pass  # bytes as written but unusable here: build it again
-        cc = find_compiler()
-        native = native_flags(cc)
-        try:
-            _write(functions, directory, basename, cc, None, (*(include or ()), *native),
-                   entry_source)
-        except ExportError:
-            if not native:
-                raise
-            # the compiler takes the flag but cannot build with it (an older assembler)
-            _write(functions, directory, basename, cc, None, include or (), entry_source)
-        built = load()
-        _write_atomically(checksum, _sha256(path) + "\n")
-        return built
-    except OSError as exc:
-        raise ExportError(
-            f"the compile cache {where} cannot be used: {exc.strerror or exc}; set "
-            "CASDYN_CACHE to a writable directory or pass directory="
-        ) from None
-
-
-def _renamed(function: ca.Function, prefix: str) -> ca.Function:
-    """``function`` under the name ``<prefix>_<name>``: for an SX Function the same graph
-    (calling it on its own inputs reproduces it instruction for instruction), for others a
-    wrapper."""
-    name = f"{prefix}_{function.name()}"
+def _renamed(function: ca.Function, name: str) -> ca.Function:
+    """``function`` under the name ``name``: for an SX Function the same graph (calling it
+    on its own inputs reproduces it instruction for instruction), for others a wrapper."""
+    if function.name() == name:
+        return function
     if function.is_a("SXFunction"):
         inputs = function.sx_in()
         return ca.Function(name, inputs, function.call(inputs), function.name_in(),
                            function.name_out())
     return function.wrap(name)
+
+
+def checked_prefix(prefix) -> str:
+    """``prefix`` of C symbols as a C identifier (``""``: none); anything but a string is
+    an :class:`InputError`."""
+    if not isinstance(prefix, str):
+        raise InputError(f"prefix must be a string (the start of the C symbols' names), got "
+                         f"{type(prefix).__name__} {prefix!r}")
+    return identifier(prefix, "casdyn") if prefix else ""
+
+
+def checked_flags(flags) -> tuple[str, ...] | None:
+    """The compiler's ``flags`` as a tuple of strings: a sequence of strings, or one string
+    split as a shell would (``"-O2 -fPIC -shared"``); None stays None (the defaults)."""
+    if flags is None:
+        return None
+    if isinstance(flags, str):
+        try:
+            return tuple(shlex.split(flags))
+        except ValueError as exc:
+            raise InputError(f"flags {flags!r} cannot be split into words: {exc}") from None
+    try:
+        listed = tuple(flags)
+    except TypeError:
+        listed = None
+    if listed is None or not all(isinstance(flag, str) for flag in listed):
+        raise InputError(f"flags must be a string or a sequence of strings (compiler "
+                         f"arguments such as '-O2'), got {flags!r}")
+    return listed
 
 
 def export_functions(
@@ -279,6 +195,8 @@ def export_functions(
     flags: tuple[str, ...] | None = None,
     prefix: str = "",
     native: bool = False,
+    names: list[str] | None = None,
+    progress: Progress = SILENT,
 ) -> list[ca.Function]:
     """Write ``basename.c`` and ``basename.h`` for ``functions`` into ``directory``; with
     ``compile``, also build ``lib<basename>.so`` and return the functions loaded from it, in
@@ -289,13 +207,21 @@ def export_functions(
     parallel. ``flags``: the compiler's flags for every file; by default
     :data:`DEFAULT_FLAGS`, and :data:`LARGE_FUNCTION_FLAGS` / :data:`HUGE_FUNCTION_FLAGS`
     for the files of large / huge functions.
-    With a ``prefix`` the C symbols are ``<prefix>_<name>``, so that the libraries of
-    several robots link into one program. ``native``: build the library for this machine's
-    processor (:data:`NATIVE_FLAG` added to every command; an error where the compiler does
-    not take it) — faster, but it may not run on another machine; the C stays portable.
-    Nothing is written unless all of it succeeded.
+    ``names``: the names to export the functions under (default: their own; valid C
+    identifiers, distinct). With a ``prefix`` the C symbols are ``<prefix>_<name>``, so that
+    the libraries of several robots link into one program; the returned Functions are
+    called ``<name>``. ``flags`` may also be one string, split as a shell would. ``native``:
+    build the library for this machine's processor (:data:`NATIVE_FLAG` added to every
+    command; an error where the compiler does not take it) — faster, but it may not run on
+    another machine; the C stays portable.
+    Nothing is written unless all of it succeeded. ``progress`` reports the generation and
+    the compilation (:mod:`casdyn.progress`).
     """
-    prefix = identifier(prefix, "casdyn") if prefix else ""
+    prefix = checked_prefix(prefix)
+    flags = checked_flags(flags)
+    names = [f.name() for f in functions] if names is None else list(names)
+    if len(names) != len(functions) or len(set(names)) != len(names):
+        raise ExportError(f"export names must be distinct, one per function: {names}")
     cc = find_compiler(compiler) if compile else None
     extra: tuple[str, ...] = ()
     if native and cc is not None:
@@ -303,16 +229,16 @@ def export_functions(
         if not extra:
             raise ExportError(f"the compiler {cc} does not accept {NATIVE_FLAG}; export with "
                               "native=False")
-    renamed = [_renamed(f, prefix) for f in functions] if prefix else list(functions)
-    library = _write(renamed, Path(directory), identifier(basename, "casdyn"), cc, flags,
-                     extra, prefix=prefix)
+    symbols = [f"{prefix}_{name}" if prefix else name for name in names]
+    renamed = [_renamed(f, symbol) for f, symbol in zip(functions, symbols, strict=True)]
+    library = write_library(renamed, Path(directory), identifier(basename, "casdyn"), cc, flags,
+                     extra, prefix=prefix, progress=progress)
     if library is None:
         return list(functions)
-    loaded = load_library(library, [f.name() for f in renamed])
-    if not prefix:
-        return loaded
+    loaded = load_library(library, symbols)
     # the C symbol carries the prefix; the Function keeps the name it was exported under
-    return [f.wrap(original.name()) for f, original in zip(loaded, functions, strict=True)]
+    return [f if f.name() == name else f.wrap(name)
+            for f, name in zip(loaded, names, strict=True)]
 
 
 def _size(function: ca.Function) -> int:
@@ -355,12 +281,14 @@ def _generate(parts: list[tuple[str, list, int]], scratch: Path, appended: str |
 
 
 def _compile(cc: str, parts: list[tuple[str, list, int]], scratch: Path, library: str,
-             flags: tuple[str, ...] | None, extra: tuple[str, ...]) -> None:
+             flags: tuple[str, ...] | None, extra: tuple[str, ...],
+             progress: Progress = SILENT) -> None:
     """Build ``library`` from the parts' C: one command for one file, else each file to
     an object in parallel (the largest first), then one link."""
 
     def run(command: list[str], source: str) -> None:
-        result = subprocess.run(command, cwd=scratch, capture_output=True, text=True)
+        with progress.step(source):
+            result = subprocess.run(command, cwd=scratch, capture_output=True, text=True)
         if result.returncode != 0:
             tail = "\n".join(result.stderr.strip().splitlines()[-8:])
             raise ExportError(f"compiling {source} failed ({' '.join(command)}):\n{tail}")
@@ -374,6 +302,8 @@ def _compile(cc: str, parts: list[tuple[str, list, int]], scratch: Path, library
             chosen = tuple(f for f in chosen if f not in _GCC_ONLY)
         return (*chosen, *extra)
 
+    progress.phase(f"compiling {len(parts)} C file" + ("s, then linking" if len(parts) > 1 else ""),
+                   len(parts) + (len(parts) > 1))
     if len(parts) == 1:
         name, _, size = parts[0]
         run([cc, *part_flags(size), f"{name}.c", "-o", library, "-lm"], f"{name}.c")
@@ -399,9 +329,10 @@ def _is_gcc(cc: str) -> bool:
     return "Free Software Foundation" in result.stdout and "clang" not in result.stdout
 
 
-def _write(functions: list[ca.Function], directory: Path, basename: str, cc: str | None,
+def write_library(functions: list[ca.Function], directory: Path, basename: str, cc: str | None,
            flags: tuple[str, ...] | None, extra: tuple[str, ...] = (),
-           appended: str | None = None, prefix: str = "") -> Path | None:
+           appended: str | None = None, prefix: str = "",
+           progress: Progress = SILENT) -> Path | None:
     """Generate the C files (see :func:`_parts`; the C ``appended`` at the end of the
     first) and the header ``basename.h`` and, with a compiler ``cc``, build the library
     (``extra``: flags added to every command); move them into ``directory`` once all of it
@@ -415,11 +346,14 @@ def _write(functions: list[ca.Function], directory: Path, basename: str, cc: str
         raise ExportError(f"cannot export into {directory}: {exc.strerror or exc}") from None
     try:
         parts = _parts(functions, basename, prefix)
-        _generate(parts, scratch, appended)
+        progress.phase("generating C", 1)
+        with progress.step(f"{len(functions)} function{'s' if len(functions) > 1 else ''} "
+                           f"in {len(parts)} file{'s' if len(parts) > 1 else ''}"):
+            _generate(parts, scratch, appended)
         produced = [f"{name}.c" for name, _, _ in parts] + [f"{basename}.h"]
         if cc is not None:
             library = library_path(scratch, basename).name
-            _compile(cc, parts, scratch, library, flags, extra)
+            _compile(cc, parts, scratch, library, flags, extra, progress)
             produced.append(library)
         directory.mkdir(parents=True, exist_ok=True)
         for name in produced:

@@ -1,0 +1,164 @@
+"""The on-disk cache of compiled libraries behind :meth:`casdyn.RigidBodyTree.compile`: one
+library per model, set of Functions, versions and processor, written atomically with its
+checksum, so that the next process loads it instead of compiling."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import pickle
+import platform
+import tempfile
+from collections.abc import Collection
+from pathlib import Path
+from types import ModuleType
+
+import casadi as ca
+import numpy as np
+
+from .._version import __version__
+from ..errors import ExportError
+from ..functions.names import identifier
+from ..progress import SILENT, Progress
+from ..runtime import entry
+from .export import (
+    DEFAULT_FLAGS,
+    GLOBAL_HELPER,
+    HUGE_FUNCTION,
+    HUGE_FUNCTION_FLAGS,
+    LARGE_FUNCTION,
+    LARGE_FUNCTION_FLAGS,
+    NATIVE_FLAG,
+    find_compiler,
+    library_path,
+    load_library,
+    native_flags,
+    write_library,
+)
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_identity() -> str:
+    """This machine's processor and the instruction sets it has (Linux: from
+    ``/proc/cpuinfo``), part of the compile cache's key: a cache shared by different
+    machines never hands one a library built for another's instructions."""
+    try:
+        first = Path("/proc/cpuinfo").read_text().split("\n\n")[0]
+    except OSError:
+        first = ""
+    fields: dict[str, str] = {}
+    for line in first.splitlines():
+        name, colon, value = line.partition(":")
+        if colon:
+            fields.setdefault(name.strip(), value.strip())
+    keys = ("vendor_id", "model name", "flags", "CPU implementer", "CPU part", "Features")
+    found = [f"{key}: {fields[key]}" for key in keys if key in fields]
+    return "\n".join([platform.machine(), platform.processor(), *found])
+
+
+def cache_directory() -> Path:
+    """Where :meth:`RigidBodyTree.compile` keeps libraries: ``$CASDYN_CACHE``, else
+    ``$XDG_CACHE_HOME/casdyn``, else ``~/.cache/casdyn``."""
+    if os.environ.get("CASDYN_CACHE"):
+        return Path(os.environ["CASDYN_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "casdyn"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    fd, scratch = tempfile.mkstemp(prefix=".casdyn-", dir=path.parent)
+    with os.fdopen(fd, "w") as file:
+        file.write(text)
+    os.replace(scratch, path)
+
+
+def cached_library(
+    functions: list[ca.Function],
+    name: str,
+    model_key: bytes,
+    directory: str | os.PathLike | None = None,
+    vector_outputs: Collection[str] = (),
+    progress: Progress = SILENT,
+) -> tuple[list[ca.Function], ModuleType | None]:
+    """``functions`` compiled into a library kept in ``directory`` (default
+    :func:`cache_directory`), in the same order, named by a hash of the model, the
+    functions, the versions of casdyn, CasADi and NumPy (whose C API the entry point uses)
+    the way the C is made and this machine's processor (:func:`cpu_identity`): built the
+    first time, for this processor (:data:`NATIVE_FLAG`, where the compiler takes it), and
+    loaded afterwards. Returns them with
+    the library's Python entry point (:mod:`casdyn.runtime.entry`; None where Python's or NumPy's C
+    headers are missing), which returns the outputs named in ``vector_outputs`` as 1-D
+    arrays.
+
+    Each library is written atomically, with its SHA-256 beside it (``.sha256``); a library
+    whose bytes do not match (truncated, overwritten, foreign) or that fails to load is
+    built again instead of being loaded. ``progress`` reports the compilation.
+    """
+    include = entry.include_flags()
+    entry_source = entry.source(functions, vector_outputs) if include else None
+    digest = hashlib.sha256(pickle.dumps(
+        (model_key, [f.serialize() for f in functions], ca.__version__, __version__,
+         DEFAULT_FLAGS, LARGE_FUNCTION, LARGE_FUNCTION_FLAGS, HUGE_FUNCTION,
+         HUGE_FUNCTION_FLAGS, GLOBAL_HELPER.pattern, NATIVE_FLAG, cpu_identity(),
+         entry_source, include, np.__version__)
+    )).hexdigest()[:16]
+    basename = f"{identifier(name, 'casdyn')}_{digest}"
+    chosen = directory is not None
+    directory = Path(directory) if chosen else cache_directory()
+    where = str(directory) if chosen or "CASDYN_CACHE" not in os.environ else \
+        f"{directory} ($CASDYN_CACHE)"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=directory).close()  # writable?
+    except OSError as exc:
+        blocker = next((p for p in (directory, *directory.parents)
+                        if p.exists() and not p.is_dir()), None)
+        reason = f"{blocker} is a file" if blocker else exc.strerror or str(exc)
+        raise ExportError(
+            f"the compile cache {where} cannot be used: {reason}; set CASDYN_CACHE to a "
+            "writable directory or pass directory="
+        ) from None
+    path = library_path(directory, basename)
+    checksum = path.with_name(path.name + ".sha256")
+    symbols = [f.name() for f in functions]
+
+    def load() -> tuple[list[ca.Function], ModuleType | None]:
+        if include is None:
+            return load_library(path, symbols), None
+        return load_library(path, symbols, with_entry=True)
+
+    try:
+        if path.is_file() and checksum.is_file() and \
+                checksum.read_text().strip() == _sha256(path):
+            try:
+                return load()
+            except ExportError:
+                pass  # bytes as written but unusable here: build it again
+        cc = find_compiler()
+        native = native_flags(cc)
+        try:
+            write_library(functions, directory, basename, cc, None, (*(include or ()), *native),
+                   entry_source, progress=progress)
+        except ExportError:
+            if not native:
+                raise
+            # the compiler takes the flag but cannot build with it (an older assembler)
+            write_library(functions, directory, basename, cc, None, include or (), entry_source,
+                   progress=progress)
+        built = load()
+        _write_atomically(checksum, _sha256(path) + "\n")
+        return built
+    except OSError as exc:
+        raise ExportError(
+            f"the compile cache {where} cannot be used: {exc.strerror or exc}; set "
+            "CASDYN_CACHE to a writable directory or pass directory="
+        ) from None
