@@ -15,7 +15,7 @@ from functools import cached_property
 import casadi as ca
 import numpy as np
 
-from . import arguments, configuration, export, identification
+from . import arguments, configuration, export, identification, srdf
 from .contacts import contact_list
 from .errors import InputError
 from .evaluator import NumericEvaluator
@@ -58,8 +58,10 @@ class RigidBodyTree:
     per entry of ``body_names``.
     """
 
-    def __init__(self, model: Model):
+    def __init__(self, model: Model, srdf_data: srdf.SRDF | None = None):
         self._model = model
+        self._srdf = srdf_data
+        self._named = srdf.configurations(srdf_data, model) if srdf_data else {}
         self._functions = FunctionCache(model)
         self._compiled: dict[tuple, ca.Function] = {}  # Function key -> compiled twin
         # Function key -> (entry point's evaluate, index in its library), see casdyn.entry
@@ -74,10 +76,11 @@ class RigidBodyTree:
         self._pi = _frozen(identification.inertial_parameters(model))
 
     def __getstate__(self) -> dict:
-        return {"model": self._model}  # Functions are rebuilt on demand after unpickling
+        # Functions are rebuilt on demand after unpickling
+        return {"model": self._model, "srdf": self._srdf}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["model"])
+        self.__init__(state["model"], state.get("srdf"))
 
     # --- description ----------------------------------------------------------------------
     @property
@@ -127,6 +130,18 @@ class RigidBodyTree:
         joints = self._model.joints
         return tuple((j.name, joints[j.mimic.leader].name, j.mimic.multiplier, j.mimic.offset)
                      for j in joints if j.mimic is not None)
+
+    @property
+    def named_configurations(self) -> dict[str, np.ndarray]:
+        """The SRDF's ``group_state``s (``load_urdf(..., srdf=)``; shipped robots carry their
+        own): name -> ``q`` (nq,) in this robot's layout, joints the state does not name at
+        home. Empty without an SRDF, and after :meth:`locked` (its ``q`` is another)."""
+        return {name: q.copy() for name, q in self._named.items()}
+
+    @property
+    def disabled_collision_pairs(self) -> tuple[tuple[str, str], ...]:
+        """The SRDF's ``disable_collisions`` link pairs ``(link1, link2)``, as written."""
+        return self._srdf.disable_collisions if self._srdf else ()
 
     @property
     def nq(self) -> int:
