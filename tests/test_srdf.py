@@ -1,6 +1,6 @@
 """SRDF named configurations and disabled collision pairs (SPEC "Exported names, interop,
 named configurations"), checked against Pinocchio's own SRDF reader on example-robot-data's
-solo12 and TALOS."""
+solo12 and TALOS; the shipped solo12's limits and standing pose."""
 
 from __future__ import annotations
 
@@ -54,6 +54,27 @@ def test_disable_collisions_pairs_are_read_as_written():
     link1, link2 = robot.disabled_collision_pairs[0]
     assert f'link1="{link1}"' in first and f'link2="{link2}"' in first
     assert casdyn.load_urdf(ROOT / urdf).disabled_collision_pairs == ()
+
+
+def test_shipped_solo12_has_odri_limits_and_its_own_standing_pose():
+    robot = casdyn.load_robot("solo12", floating_base=True)
+    lower, upper = robot.position_limits
+    # ODRI's Solo12 driver configuration: HAA +-0.9, HFE +-1.45, KFE +-2.8 rad, 80 rad/s
+    assert_close(upper[7:], np.tile([0.9, 1.45, 2.8], 4), 0)
+    assert_close(lower[7:], -np.tile([0.9, 1.45, 2.8], 4), 0)
+    assert_close(robot.velocity_limits[6:], np.full(12, 80.0), 0)
+    assert_close(robot.effort_limits[6:], np.full(12, 0.025 * 9 * 12), 1e-15)
+    # the same poses as example-robot-data's SRDF, read by Pinocchio
+    urdf, srdf = ROBOTS["solo12"]
+    model, references = _pinocchio_references(urdf, srdf, True)
+    for state in ("standing", "straight_standing"):
+        q = robot.named_configurations[state]
+        assert_close(q, from_pinocchio(robot, model, references[state])[0], 1e-15)
+        assert np.all(q[7:] >= lower[7:]) and np.all(q[7:] <= upper[7:])
+    fixed = casdyn.load_robot("solo12")
+    assert_close(fixed.named_configurations["standing"], references["standing"][7:], 0)
+    assert len(fixed.disabled_collision_pairs) == 12
+    assert casdyn.load_robot("ur5e").named_configurations == {}
 
 
 SMALL = """<robot name="small"><link name="a"/><link name="b"/><link name="c"/>
