@@ -11,6 +11,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from conftest import assert_close, random_state
+from pinocchio_reference import Reference
 from random_trees import random_urdf
 from test_corpus import ROOT
 from test_mimic import with_mimics
@@ -142,3 +143,34 @@ def test_without_pinocchio_the_error_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "pinocchio", None)
     with pytest.raises(casdyn.CasdynError, match="pip install pin"):
         from_pinocchio(robot, None, np.zeros(6))
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_mimic_joints_independent_in_pinocchio_follow_their_leaders(seed):
+    """A model built without mimic=True: the followers' q are set from their leaders, and
+    the reduced dynamics is G^T M_pin G and G^T rnea(q_pin, G v, G a)."""
+    text = with_mimics(seed)
+    robot = casdyn.load_urdf(text, floating_base=True)
+    model = _pin_model(text, True, mimic=False)
+    assert model.nv == robot.nv + len(robot.mimic_joints)
+    G = velocity_map(robot, model)
+    q, qd, qdd, _ = random_state(robot, seed)
+    q_pin, v_pin = to_pinocchio(robot, model, q, qd)
+    data = model.createData()
+    M_pin = pin.crba(model, data, q_pin)
+    assert_close(robot.mass_matrix(q), G.T @ (np.triu(M_pin) + np.triu(M_pin, 1).T) @ G, 1e-9)
+    tau_pin = pin.rnea(model, data, q_pin, v_pin, to_pinocchio(robot, model, v=qdd)[1])
+    assert_close(robot.inverse_dynamics(q, qd, qdd), G.T @ tau_pin, 1e-9)
+
+
+@pytest.mark.parametrize("floating_base", [False, True], ids=["fixed", "floating"])
+@pytest.mark.parametrize("name, text", CASES, ids=[name for name, _ in CASES])
+def test_the_bridge_agrees_with_the_test_oracles_own_conversion(name, text, floating_base):
+    """tests/pinocchio_reference.py converts on its own (the cross-checks' oracle stays
+    independent of the code under test); the two must agree."""
+    robot = casdyn.load_urdf(text, floating_base=floating_base)
+    reference = Reference(text, robot.joint_names, robot.body_names,
+                          floating_base=floating_base, mimic_joints=robot.mimic_joints)
+    assert_close(velocity_map(robot, reference.model), reference.G, 0)
+    q = robot.random_configuration(7)
+    assert_close(to_pinocchio(robot, reference.model, q)[0], reference.q(q), 1e-15)
