@@ -67,6 +67,12 @@ class _Follower:
 
 def _layout(robot, model) -> tuple[list[_Entry], list[_Follower]]:
     """Match ``robot``'s joints to ``model``'s by name; a clear error where they differ."""
+    from .tree import RigidBodyTree
+
+    if not isinstance(robot, RigidBodyTree):
+        raise InputError(f"robot must be a casdyn RigidBodyTree, got {type(robot).__name__}")
+    if not isinstance(model, _pinocchio().Model):
+        raise InputError(f"model must be a pinocchio.Model, got {type(model).__name__}")
     pin_joints = {name: joint for name, joint in zip(model.names, model.joints, strict=True)}
     pin_joints.pop("universe", None)
     roots = [name for name, joint in pin_joints.items()

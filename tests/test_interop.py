@@ -134,6 +134,8 @@ def test_a_model_of_another_robot_is_refused_naming_the_joints():
         to_pinocchio(robot, model, robot.home_configuration())
     with pytest.raises(casdyn.InputError, match="floating_base=True"):
         to_pinocchio(robot, _pin_model(casdyn.robot_urdf("ur5e"), True))
+    with pytest.raises(casdyn.InputError, match=r"model must be a pinocchio\.Model, got Data"):
+        to_pinocchio(robot, model.createData())
     with pytest.raises(casdyn.InputError, match="q must have 6 elements"):
         to_pinocchio(robot, _pin_model(casdyn.robot_urdf("ur5e"), False), np.zeros(7))
 
