@@ -13,7 +13,8 @@ from ._version import __version__
 from .algorithms.contacts import Contact
 from .errors import CasdynError, ExportError, InputError, ModelError, ModelWarning, URDFError
 from .functions import FUNCTION_NAMES
-from .model.shipped import robot_names, robot_urdf
+from .model.shipped import robot_names, robot_srdf, robot_urdf
+from .model.srdf import read_srdf as _read_srdf
 from .model.tree import Model, build_model
 from .model.urdf import read_urdf
 from .tree import RigidBodyTree
@@ -39,7 +40,8 @@ __all__ = [
 
 def load_urdf(source: str | os.PathLike, *, gravity=(0.0, 0.0, -9.81),
               floating_base: bool = False, joint_friction: bool = False,
-              armature: dict | None = None, friction_smoothing: float = 1e-3) -> RigidBodyTree:
+              armature: dict | None = None, friction_smoothing: float = 1e-3,
+              srdf: str | os.PathLike | None = None) -> RigidBodyTree:
     """Load a robot from a URDF file path or a string holding URDF XML.
 
     ``gravity`` is the gravitational acceleration in the base frame: the root link's on a
@@ -48,19 +50,26 @@ def load_urdf(source: str | os.PathLike, *, gravity=(0.0, 0.0, -9.81),
     ``joint_friction=True`` adds the joints' ``<dynamics damping="d" friction="c">`` to
     every dynamics function as ``tau += d qd + c tanh(qd / friction_smoothing)``;
     ``armature`` (joint name -> rotor inertia, kg m^2 or kg) adds to ``M``'s diagonal.
+    ``srdf`` (a path or SRDF XML): its ``group_state``s become ``robot.named_configurations``
+    (see :mod:`casdyn.model.srdf`), its ``disable_collisions`` ``robot.disabled_collision_pairs``.
     """
     floating_base = arguments.flag(floating_base, "floating_base")
     joint_friction = arguments.flag(joint_friction, "joint_friction")
     if armature is not None and not isinstance(armature, dict):
         raise InputError(f"armature must be a dict of joint name -> value, got {armature!r}")
+    srdf_data = _read_srdf(srdf) if srdf is not None else None
     return RigidBodyTree(build_model(read_urdf(source), gravity, floating_base, joint_friction,
-                                     armature, friction_smoothing))
+                                     armature, friction_smoothing), srdf_data)
 
 
 def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81), floating_base: bool = False,
                joint_friction: bool = False, armature: dict | None = None,
-               friction_smoothing: float = 1e-3) -> RigidBodyTree:
-    """Load a robot shipped with casdyn; :func:`robot_names` lists them."""
-    return load_urdf(robot_urdf(name), gravity=gravity, floating_base=floating_base,
+               friction_smoothing: float = 1e-3,
+               srdf: str | os.PathLike | None = None) -> RigidBodyTree:
+    """Load a robot shipped with casdyn; :func:`robot_names` lists them. ``srdf=None``
+    takes the robot's own SRDF where it ships one (solo12: ``standing``)."""
+    urdf = robot_urdf(name)  # an unknown name is refused before its SRDF is looked for
+    return load_urdf(urdf, gravity=gravity, floating_base=floating_base,
                      joint_friction=joint_friction, armature=armature,
-                     friction_smoothing=friction_smoothing)
+                     friction_smoothing=friction_smoothing,
+                     srdf=robot_srdf(name) if srdf is None else srdf)

@@ -25,6 +25,7 @@ from .functions import FUNCTION_NAMES
 from .functions.cache import FunctionCache
 from .functions.names import identifier
 from .functions.registry import SIGNATURES, VECTOR_OUTPUTS
+from .model import srdf
 from .model.locking import locked_description
 from .model.tree import Model, build_model
 from .progress import Progress, enabled
@@ -64,8 +65,10 @@ class RigidBodyTree:
     per entry of ``body_names``.
     """
 
-    def __init__(self, model: Model):
+    def __init__(self, model: Model, srdf_data: srdf.SRDF | None = None):
         self._model = model
+        self._srdf = srdf_data
+        self._named = configuration.named(srdf_data, model) if srdf_data else {}
         self._functions = FunctionCache(model)
         self._compiled: dict[tuple, ca.Function] = {}  # Function key -> compiled twin
         # Function key -> (entry point's evaluate, index in its library), see casdyn.runtime.entry
@@ -80,10 +83,11 @@ class RigidBodyTree:
         self._pi = _frozen(identification.inertial_parameters(model))
 
     def __getstate__(self) -> dict:
-        return {"model": self._model}  # Functions are rebuilt on demand after unpickling
+        # Functions are rebuilt on demand after unpickling
+        return {"model": self._model, "srdf": self._srdf}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["model"])
+        self.__init__(state["model"], state.get("srdf"))
 
     # --- description ----------------------------------------------------------------------
     @property
@@ -133,6 +137,18 @@ class RigidBodyTree:
         joints = self._model.joints
         return tuple((j.name, joints[j.mimic.leader].name, j.mimic.multiplier, j.mimic.offset)
                      for j in joints if j.mimic is not None)
+
+    @property
+    def named_configurations(self) -> dict[str, np.ndarray]:
+        """The SRDF's ``group_state``s (``load_urdf(..., srdf=)``; shipped robots carry their
+        own): name -> ``q`` (nq,) in this robot's layout, joints the state does not name at
+        home. Empty without an SRDF, and after :meth:`locked` (its ``q`` is another)."""
+        return {name: q.copy() for name, q in self._named.items()}
+
+    @property
+    def disabled_collision_pairs(self) -> tuple[tuple[str, str], ...]:
+        """The SRDF's ``disable_collisions`` link pairs ``(link1, link2)``, as written."""
+        return self._srdf.disable_collisions if self._srdf else ()
 
     @property
     def nq(self) -> int:

@@ -4,12 +4,15 @@ type knows its own, :mod:`casdyn.model.joints`)."""
 
 from __future__ import annotations
 
+import warnings
+
 import casadi as ca
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, ModelWarning
 from ..math.spatial import SX
 from ..model.joints import JOINT_TYPES
+from ..model.srdf import FREE_FLYER_NAMES, SRDF
 from ..model.tree import Model
 
 
@@ -106,3 +109,62 @@ def in_tangent_space(model: Model, jacobian: SX, q: SX) -> SX:
     ``v = 0`` (k x nv): unchanged where every joint has ``nq == nv`` and plain addition."""
     T = tangent_map(model, q)
     return jacobian if T is None else ca.mtimes(jacobian, T)
+
+
+# --- named configurations (SRDF group states) ----------------------------------------
+def named(srdf: SRDF, model: Model) -> dict[str, np.ndarray]:
+    """Each group_state of ``srdf`` as ``q`` (nq,) of ``model`` in casdyn's layout.
+
+    Joints a state does not name keep their home value (:func:`neutral`);
+    mimic joints are skipped (they follow their leaders); the free flyer is ``root_joint``
+    or ``floating_base``, ignored on a fixed base. A joint the model does not have is named
+    in a :class:`~casdyn.ModelWarning` and skipped (SRDFs often cover joints a reduced URDF
+    lacks); a value of the wrong size is an :class:`~casdyn.InputError`. A later state of
+    the same name replaces an earlier one.
+    """
+    joints = {joint.name: joint for joint in model.joints}
+    if model.floating_base:
+        free = model.joints[0]
+        joints.update({name: free for name in FREE_FLYER_NAMES})
+    named = {}
+    for state in srdf.group_states:
+        q = neutral(model)
+        unknown = []
+        for name, values in state.values:
+            joint = joints.get(name)
+            if joint is None:
+                if name not in FREE_FLYER_NAMES:
+                    unknown.append(name)
+                continue
+            if joint.mimic is not None:
+                continue
+            where = f"srdf {srdf.label}: group_state {state.name!r}, joint {name!r}"
+            q[joint.idx_q : joint.idx_q + _size(joint)] = _coordinates(joint, values, where)
+        if unknown:
+            warnings.warn(f"srdf {srdf.label}: group_state {state.name!r} names joints the "
+                          f"robot {model.name!r} does not have, ignored: {', '.join(unknown)}",
+                          ModelWarning, stacklevel=3)
+        named[state.name] = q
+    return named
+
+
+def _size(joint) -> int:
+    return {"free": 7, "planar": 3}.get(joint.kind, 1)
+
+
+def _coordinates(joint, values: tuple[float, ...], where: str) -> np.ndarray:
+    """A joint's SRDF value (Pinocchio's layout) as casdyn coordinates."""
+    v = np.asarray(values)
+    if joint.kind == "free" and v.size == 7:
+        if not np.any(v[3:]):
+            raise InputError(f"{where}: the quaternion is zero")
+        return np.r_[v[:3], v[6], v[3:6]]  # quaternion last -> scalar first
+    if joint.kind == "planar" and v.size in (3, 4):
+        return v if v.size == 3 else np.r_[v[:2], np.arctan2(v[3], v[2])]
+    if joint.kind in ("revolute", "prismatic") and (
+            v.size == 1 or (v.size == 2 and joint.continuous)):
+        return v if v.size == 1 else np.arctan2(v[1:], v[:1])
+    expected = {"free": "7 (x y z qx qy qz qw)", "planar": "3 (x y theta) or 4 (x y cos sin)"}
+    wanted = expected.get(joint.kind, "1 (or cos sin for a continuous joint)"
+                          if joint.continuous else "1")
+    raise InputError(f"{where}: expected {wanted} values, got {v.size}")

@@ -20,9 +20,19 @@ def robot_names() -> tuple[str, ...]:
     return tuple(sorted(p.name[:-5] for p in _robots_dir().iterdir() if p.name.endswith(".urdf")))
 
 
-def robot_urdf(name: str) -> str:
-    """The URDF text of the shipped robot ``name``."""
+def _known(name: str) -> str:
     names = robot_names()
     if name not in names:
         raise unknown_name("robot", name, names)
-    return (_robots_dir() / f"{name}.urdf").read_text(encoding="utf-8")
+    return name
+
+
+def robot_urdf(name: str) -> str:
+    """The URDF text of the shipped robot ``name``."""
+    return (_robots_dir() / f"{_known(name)}.urdf").read_text(encoding="utf-8")
+
+
+def robot_srdf(name: str) -> str | None:
+    """The SRDF text shipped with robot ``name``, or None where it has none."""
+    path = _robots_dir() / f"{_known(name)}.srdf"
+    return path.read_text(encoding="utf-8") if path.is_file() else None
