@@ -97,7 +97,7 @@ def agreement(bench_models, with_adam_up_to: int) -> str:
 WITH_DERIVATIVES = ("UR5", "UR5e", "Panda-like", "chain6", "chain12", "chain24", "chain48")
 
 
-SPEED_HEADER = ["model", "fn", "casdyn C [ns]", "Pinocchio C++ [ns]", "ratio", "max |diff|"]
+SPEED_HEADER = ["model", "fn", "casdyn C [ns]", "Pinocchio C++ [ns]", "ratio", "max abs diff"]
 
 
 def speed_rows(name: str, results: dict, label=str) -> list[list]:
@@ -334,7 +334,7 @@ def regressor_table(ur5e_urdf: str, rounds: int, calls: int) -> str:
         rows.append([name, f"{robot.nv} x {10 * len(robot.model.joints)}", size, f"{ours:.0f}",
                      f"{theirs:.0f}", f"{ours / theirs:.2f}", f"{diff:.0e}"])
     return table(["model", "Y", "casdyn instructions", "casdyn C [ns]", "Pinocchio C++ [ns]",
-                  "ratio", "max |diff|"], rows)
+                  "ratio", "max abs diff"], rows)
 
 
 EXPORTED = ("inverse_dynamics", "forward_dynamics", "mass_matrix", "velocity_product",
