@@ -7,9 +7,6 @@ the cached CasADi Functions, numerically (NumPy out) or symbolically (CasADi out
 from __future__ import annotations
 
 import os
-import pickle
-import threading
-from collections import OrderedDict
 from functools import cached_property
 
 import casadi as ca
@@ -18,40 +15,13 @@ import numpy as np
 from . import arguments
 from .algorithms import configuration, identification
 from .algorithms.contacts import contact_list
-from .codegen import export, library_cache, selection
-from .codegen.loops import for_c
+from .codegen.robot import compile_robot, export_robot
 from .errors import InputError
-from .functions import FUNCTION_NAMES
 from .functions.cache import FunctionCache
-from .functions.names import identifier
-from .functions.registry import SIGNATURES, VECTOR_OUTPUTS
 from .model import srdf
 from .model.locking import locked_description
 from .model.tree import Model, build_model
-from .progress import Progress, enabled
-from .runtime.evaluator import NumericEvaluator
-
-# Batches are evaluated in chunks of at most this many samples, by Functions mapped over the
-# chunk; each thread keeps the evaluators of its most recent few (Function, chunk size)
-# pairs. Memory kept between calls is therefore bounded, whatever the batch sizes.
-BATCH_CHUNK = 4096
-MAPPED_PER_THREAD = 8
-
-
-_FLOAT64 = np.dtype(float)
-
-
-class _Workspace(threading.local):
-    """One thread's evaluators (their buffers are Pinocchio's ``Data``): threads never share
-    a buffer, so numeric calls from several threads give exactly the single-thread numbers.
-    :meth:`RigidBodyTree.compile` replaces the whole workspace, in every thread at once."""
-
-    def __init__(self):
-        # call-site key -> (Function key, SX Function, evaluator of it or its compiled twin,
-        # compiled entry point or None)
-        self.single: dict[tuple, tuple] = {}
-        # (Function key, chunk size) -> evaluator of the numeric Function mapped over it
-        self.mapped: OrderedDict[tuple, NumericEvaluator] = OrderedDict()
+from .runtime.engine import NumericEngine, frozen
 
 
 class RigidBodyTree:
@@ -70,17 +40,9 @@ class RigidBodyTree:
         self._srdf = srdf_data
         self._named = configuration.named(srdf_data, model) if srdf_data else {}
         self._functions = FunctionCache(model)
-        self._compiled: dict[tuple, ca.Function] = {}  # Function key -> compiled twin
-        # Function key -> (entry point's evaluate, index in its library), see casdyn.runtime.entry
-        self._native: dict[tuple, tuple] = {}
-        self._workspace = _Workspace()
-        # (name, no_fext) -> compiled entry point of a call without options: shared by the
-        # threads, as the entry point keeps nothing between calls (the shortest numeric path)
-        self._entry_points: dict[tuple[str, bool], tuple] = {}
-        self._home = _frozen(self.home_configuration())
-        self._zeros = _frozen(np.zeros(model.nv))
-        self._no_force = _frozen(np.zeros((len(model.bodies), 6)))
-        self._pi = _frozen(identification.inertial_parameters(model))
+        self._engine = NumericEngine(model, self._functions)
+        self._call = self._engine.call
+        self._pi = frozen(identification.inertial_parameters(model))
 
     def __getstate__(self) -> dict:
         # Functions are rebuilt on demand after unpickling
@@ -232,7 +194,7 @@ class RigidBodyTree:
         ``v`` (nv,) for ``dt``: plain addition for 1-dof joints, the exponential of the body
         twist for free (SE(3)) and planar (SE(2)) joints; quaternions come out with unit
         norm."""
-        v = self._check("v", v)
+        v = self._engine.check("v", v)
         if not isinstance(dt, arguments.SYMBOLIC):  # a symbolic dt (Opti) multiplies as is
             dt = arguments.finite_number(dt, "dt")
         return self._call("integrate", q=q, v=v if isinstance(dt, float) and dt == 1 else v * dt)
@@ -469,19 +431,8 @@ class RigidBodyTree:
         once the work takes more than a second (:mod:`casdyn.progress`); None: only when
         stderr is a terminal (or ``$CASDYN_PROGRESS=1``), False: never, True: always.
         """
-        prefix = identifier(self.name) if prefix is None else export.checked_prefix(prefix)
-        flags = export.checked_flags(flags)
-        chosen = selection.keyed(self._export_list(functions), self._functions.key)
-        with Progress(self.name, enabled(progress)) as report:
-            built = self._build_for_c(list(chosen.values()), report)
-            loaded = export.export_functions(
-                built, directory, f"casdyn_{self.name}", compile=compile, compiler=compiler,
-                flags=flags, prefix=prefix, native=native, names=list(chosen),
-                progress=report,
-            )
-        if not compile:
-            loaded = [self._functions.get_key(key) for key in chosen.values()]
-        return dict(zip(chosen, loaded, strict=True))
+        return export_robot(self._functions, functions, directory, compile, compiler, flags,
+                            prefix, native, progress)
 
     def compile(self, functions=None, *, directory: str | os.PathLike | None = None,
                 progress: bool | None = None):
@@ -498,54 +449,13 @@ class RigidBodyTree:
         that is damaged is built again. Needs a C compiler the first time. ``progress`` as in
         :meth:`export_c`. Returns ``self``.
         """
-        if functions is None:
-            functions = [(name, {"fext": f}) for name in ("inverse_dynamics", "forward_dynamics")
-                         for f in (True, False)]
-            functions += ["mass_matrix", "velocity_product", "gravity_torque", "center_of_mass"]
-        keys = self._keys(functions)
-        with Progress(self.name, enabled(progress)) as report:
-            chosen = self._build_for_c(keys, report)
-            compiled, module = library_cache.cached_library(chosen, f"casdyn_{self.name}",
-                                                     pickle.dumps(self._model), directory,
-                                                     VECTOR_OUTPUTS, progress=report)
-        self._compiled.update(zip(keys, compiled, strict=True))
-        if module is not None:
-            self._native.update((key, (module.evaluate, k)) for k, key in enumerate(keys))
-        self._workspace = _Workspace()  # every thread's evaluators are made anew
-        self._entry_points = {}
+        compile_robot(self._engine, functions, directory, progress)
         return self
-
-    def _build_for_c(self, keys: list[tuple], report: Progress) -> list[ca.Function]:
-        """The Functions of ``keys`` as their C is generated, each built (the slow part for
-        large models) as one step of ``report``."""
-        report.phase(f"building {len(keys)} function{'s' if len(keys) > 1 else ''}", len(keys))
-        built = []
-        for key in keys:
-            with report.step(key[0]):
-                built.append(for_c(self._functions, key))
-        return built
 
     @property
     def compiled_functions(self) -> tuple[str, ...]:
         """Names of the Functions whose numeric calls run compiled code."""
-        return tuple(self._functions.get_key(key).name() for key in self._compiled)
-
-    def _keys(self, functions) -> list[tuple]:
-        """The keys of the distinct Functions an export list names, in its order."""
-        return list(dict.fromkeys(self._functions.key(name, **opts)
-                                  for _, name, opts in self._export_list(functions)))
-
-    def _export_list(self, functions) -> list[selection.Item]:
-        if functions is None:
-            leaves = self._model.leaf_bodies()
-            # contact functions need contacts: they are exported when listed with them
-            options = {n: SIGNATURES[n].options for n in FUNCTION_NAMES if "contacts" not in
-                       SIGNATURES[n].options}
-            plain = [n for n in options if "body" not in options[n]]
-            per_body = [n for n in options if "body" in options[n]]
-            return [(None, n, {}) for n in plain] + \
-                [(None, n, {"body": b}) for b in leaves for n in per_body]
-        return selection.items(functions)
+        return tuple(self._functions.get_key(key).name() for key in self._engine.compiled_keys)
 
     # --- CasADi functions -----------------------------------------------------------------
     def function(self, name: str, **options) -> ca.Function:
@@ -603,157 +513,6 @@ class RigidBodyTree:
         """
         return self._functions.get(name, **options)
 
-    def _call(self, name: str, options: dict | None = None, **values):
-        """Check the arguments, fill RST's defaults and evaluate the Function ``name``.
-
-        Numbers give NumPy results; CasADi symbols give CasADi expressions; arrays with a
-        leading batch dimension N give results with that leading dimension, evaluated by the
-        Function mapped over the batch (CasADi threads), not by a Python loop.
-        """
-        # fext=None selects the smaller variant without that input
-        no_fext = values.get("fext", 0) is None
-        shared = (name, no_fext) if options is None else None
-        native = self._entry_points.get(shared) if shared else None
-        entry = None
-        if native is None:
-            entry = self._thread_entry(name, options, no_fext)
-            native = entry[3]
-            if native is not None and shared:
-                self._entry_points[shared] = native
-        if native is not None:  # the compiled entry point, None for input it does not take
-            evaluate, index, defaults = native
-            result = evaluate(index, values, defaults)
-            if result is not None:
-                return result
-        key, function, evaluator, _ = entry or self._thread_entry(name, options, no_fext)
-        fast = self._evaluate_fast(evaluator, values)
-        if fast is not None:
-            return fast
-        if no_fext:
-            del values["fext"]
-        checked = {k: self._check(k, v) for k, v in values.items()}
-        inputs = {i: checked.get(i, self._default(i)) for i in function.name_in()}
-        if arguments.symbolic_kind(inputs.values()) is not None:
-            outputs = function.call(list(inputs.values()))
-            return outputs[0] if len(outputs) == 1 else tuple(outputs)
-        single = {i: 2 if i == "fext" else 1 for i in inputs}
-        n = arguments.batch_size(inputs, single)
-        if n is None:
-            for view, value in zip(evaluator.input_views, inputs.values(), strict=True):
-                view[...] = value
-            return evaluator.evaluate()
-        return self._evaluate_batch(key, evaluator.function, inputs, single, n)
-
-    def _thread_entry(self, name: str, options: dict | None, no_fext: bool) -> tuple:
-        """This thread's :meth:`_entry` of a call site, made on its first call."""
-        evaluators = self._workspace.single
-        call_key = (name, tuple(options.items()) if options else (), no_fext)
-        entry = evaluators.get(call_key)
-        if entry is None:
-            entry = evaluators[call_key] = self._entry(name, options, no_fext)
-        return entry
-
-    def _entry(self, name: str, options: dict | None, no_fext: bool):
-        """(Function key, SX Function, evaluator of the Function numbers run on, compiled
-        entry point as ``(evaluate, index, defaults)`` or None)."""
-        clean = {k: v for k, v in (options or {}).items() if v is not None}
-        if no_fext:
-            clean["fext"] = False
-        key = self._functions.key(name, **clean)
-        function = self._functions.get_key(key)
-        numeric = self._compiled.get(key, function)
-        native = self._native.get(key)
-        if native is not None:
-            native = (*native, tuple(self._default(i) for i in function.name_in()))
-        return key, function, NumericEvaluator(numeric, VECTOR_OUTPUTS), native
-
-    def _evaluate_fast(self, evaluator: NumericEvaluator, values: dict):
-        """The buffer path for float arrays or lists of exactly the expected shapes; None for
-        anything else (DM, symbols, batches, other shapes or types, non-finite values), which
-        then takes the checked path and gets its precise error message there."""
-        for input_name, view, shape in evaluator.inputs:
-            value = values.get(input_name)
-            if value is None:
-                view[...] = self._default(input_name)
-            elif type(value) is np.ndarray and value.shape == shape and value.dtype is _FLOAT64:
-                view[...] = value
-            elif shape == (1,) and isinstance(value, float | int) and not isinstance(value, bool):
-                view[0] = value
-            elif isinstance(value, list | tuple):
-                try:
-                    value = np.asarray(value)
-                except (TypeError, ValueError):
-                    return None
-                if value.shape != shape or value.dtype.kind not in "fiu":
-                    return None
-                view[...] = value
-            else:
-                return None
-        if not evaluator.inputs_finite():
-            return None
-        return evaluator.evaluate()
-
-    def _evaluate_batch(self, key: tuple, function: ca.Function, inputs: dict, single: dict,
-                        n: int):
-        """A batch of ``n`` (possibly 0): batched inputs have a leading dimension n, the
-        others are shared. Results are ``(n, rows)`` for vectors, else ``(n, rows, cols)``."""
-        shapes = [function.size_out(i) for i in range(function.n_out())]
-        vector = [function.name_out(i) in VECTOR_OUTPUTS and shapes[i][1] == 1
-                  for i in range(function.n_out())]
-        results = [np.empty((n, rows) if v else (n, rows, cols))
-                   for (rows, cols), v in zip(shapes, vector, strict=True)]
-        for start in range(0, n, BATCH_CHUNK):
-            size = min(BATCH_CHUNK, n - start)
-            evaluator = self._mapped(key, function, size)
-            for view, (name, value) in zip(evaluator.input_views, inputs.items(), strict=True):
-                batched = np.ndim(value) > single[name]
-                part = value[start : start + size] if batched else value
-                arguments.fill_batch(view, part, single[name], size)
-            dense = evaluator.evaluate_dense()
-            for result, out, (rows, cols) in zip(results, dense, shapes, strict=True):
-                # column block k of out (rows x cols*size) is sample k
-                samples = out.reshape(rows, size, cols).transpose(1, 0, 2)
-                result[start : start + size] = samples[:, :, 0] if result.ndim == 2 else samples
-        return results[0] if len(results) == 1 else tuple(results)
-
-    def _mapped(self, key: tuple, function: ca.Function, size: int) -> NumericEvaluator:
-        """This thread's evaluator of ``function`` mapped over ``size`` samples; the
-        :data:`MAPPED_PER_THREAD` most recently used are kept. SX graphs run in CasADi
-        threads; compiled code is fast enough that threads pay off only for large batches
-        (measured: serial 0.33 vs threaded 0.36 us per UR5e ID sample at n = 1000)."""
-        cache = self._workspace.mapped
-        evaluator = cache.get((key, size))
-        if evaluator is None:
-            threads = min(size, os.cpu_count() or 1)
-            if threads > 1 and function.is_a("SXFunction"):
-                mapped = function.map(size, "thread", threads)
-            else:
-                mapped = function.map(size, "serial")
-            evaluator = cache[(key, size)] = NumericEvaluator(mapped)
-            while len(cache) > MAPPED_PER_THREAD:
-                cache.popitem(last=False)
-        else:
-            cache.move_to_end((key, size))
-        return evaluator
-
-    def _check(self, name: str, value):
-        if value is None:
-            return self._default(name)
-        if name == "fext":
-            return arguments.matrix(value, "fext", (self.n_bodies, 6))
-        size = {"q": self.nq, "q0": self.nq, "q1": self.nq, "wrench": 6, "damping": 1,
-                "restitution": 1, "pi": len(self._pi)}.get(name, self.nv)
-        return arguments.vector(value, name, size)
-
-    def _default(self, name: str):
-        if name in ("q", "q0", "q1"):
-            return self._home
-        if name in ("damping", "restitution"):
-            return _ZERO
-        if name == "pi":
-            return self._pi
-        return self._no_force if name == "fext" else self._zeros
-
 
 def _point(point):
     """A point option as a hashable tuple (None: the frame origin)."""
@@ -770,12 +529,3 @@ def _scalar(value):
     if isinstance(value, np.ndarray):
         return float(value[0]) if value.ndim == 1 and value.shape == (1,) else value[..., 0]
     return value
-
-
-def _frozen(array: np.ndarray) -> np.ndarray:
-    """``array`` made read-only: the defaults are shared by every call and thread."""
-    array.flags.writeable = False
-    return array
-
-
-_ZERO = _frozen(np.zeros(1))  # the default damping and restitution

@@ -97,7 +97,7 @@ def test_memory_kept_between_batches_is_bounded():
     import gc
     import tracemalloc
 
-    from casdyn.tree import BATCH_CHUNK, MAPPED_PER_THREAD
+    from casdyn.runtime.engine import BATCH_CHUNK, MAPPED_PER_THREAD
 
     robot = casdyn.load_robot("ur5e")
     rng = np.random.default_rng(0)

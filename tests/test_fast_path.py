@@ -8,7 +8,8 @@ import pytest
 from conftest import assert_close, random_state
 
 import casdyn
-from casdyn import InputError, export
+from casdyn import InputError
+from casdyn.codegen import library_cache
 
 
 @pytest.fixture
@@ -84,7 +85,7 @@ def test_compiled_library_is_cached_and_reused(cache, monkeypatch):
     def no_compiling(*args, **kwargs):
         raise AssertionError("the cached library should have been loaded")
 
-    monkeypatch.setattr(export, "_write", no_compiling)
+    monkeypatch.setattr(library_cache, "write_library", no_compiling)
     robot = casdyn.load_robot("planar_2link").compile(["gravity_torque"])
     assert robot.compiled_functions == ("gravity_torque",)
     assert_close(robot.gravity_torque([0.2, 0.3]),
@@ -117,7 +118,7 @@ def test_compiled_entry_point_returns_what_the_sx_path_returns(cache):
     calls, functions = _entry_calls(q, qd, x, fext)
     plain = casdyn.load_robot("torso_two_arms")
     robot = casdyn.load_robot("torso_two_arms").compile(functions)
-    assert len(robot._native) == len(functions)  # every one has its entry point
+    assert len(robot._engine._native) == len(functions)  # every one has its entry point
     for name, call in calls.items():
         want, got = call(plain), call(robot)
         assert type(got) is type(want), name

@@ -83,9 +83,9 @@ def test_a_batch_of_none_returns_empty_results():
 
 
 def test_batches_longer_than_a_chunk_are_evaluated_whole(monkeypatch):
-    import casdyn.tree
+    import casdyn.runtime.engine
 
-    monkeypatch.setattr(casdyn.tree, "BATCH_CHUNK", 4)
+    monkeypatch.setattr(casdyn.runtime.engine, "BATCH_CHUNK", 4)
     robot = casdyn.load_robot("planar_2link")
     Q = np.random.default_rng(0).uniform(-1, 1, size=(11, 2))
     M = robot.mass_matrix(Q)

@@ -85,7 +85,7 @@ def test_compile_in_one_thread_while_others_evaluate(cache):
         robot.mass_matrix(q)  # makes this thread's SX evaluator
         done.wait()
         seen.append(robot.mass_matrix(q))
-        (_, _, evaluator, native), = robot._workspace.single.values()
+        (_, _, evaluator, native), = robot._engine._workspace.single.values()
         seen.append(evaluator.function.is_a("SXFunction") or native is None)
 
     done = threading.Event()

@@ -1,0 +1,93 @@
+"""A robot's Functions to C: which Functions an export names, built in their C form, then
+exported (:mod:`.export`) or compiled into the library cache (:mod:`.library_cache`) for a
+robot's numeric calls."""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+import casadi as ca
+
+from ..functions import FUNCTION_NAMES
+from ..functions.cache import FunctionCache
+from ..functions.names import identifier
+from ..functions.registry import SIGNATURES, VECTOR_OUTPUTS
+from ..progress import Progress, enabled
+from ..runtime.engine import NumericEngine
+from . import export, library_cache, selection
+from .loops import for_c
+
+# what compile() builds when it is not told: the dynamics a controller calls most
+COMPILED_BY_DEFAULT = [
+    *((name, {"fext": f}) for name in ("inverse_dynamics", "forward_dynamics")
+      for f in (True, False)),
+    "mass_matrix", "velocity_product", "gravity_torque", "center_of_mass",
+]
+
+
+def export_robot(cache: FunctionCache, functions, directory: str | os.PathLike,
+                 compile: bool, compiler: str | None, flags, prefix: str | None,
+                 native: bool, progress: bool | None) -> dict[str, ca.Function]:
+    """:meth:`casdyn.RigidBodyTree.export_c` for the robot of ``cache``."""
+    name = cache.model.name
+    prefix = identifier(name) if prefix is None else export.checked_prefix(prefix)
+    flags = export.checked_flags(flags)
+    chosen = selection.keyed(export_list(cache, functions), cache.key)
+    with Progress(name, enabled(progress)) as report:
+        built = build_for_c(cache, list(chosen.values()), report)
+        loaded = export.export_functions(
+            built, directory, f"casdyn_{name}", compile=compile, compiler=compiler,
+            flags=flags, prefix=prefix, native=native, names=list(chosen), progress=report,
+        )
+    if not compile:
+        loaded = [cache.get_key(key) for key in chosen.values()]
+    return dict(zip(chosen, loaded, strict=True))
+
+
+def compile_robot(engine: NumericEngine, functions, directory: str | os.PathLike | None,
+                  progress: bool | None) -> None:
+    """:meth:`casdyn.RigidBodyTree.compile`: the library of ``functions`` from the cache
+    (built the first time), installed in ``engine`` for every thread."""
+    cache = engine.functions
+    name = cache.model.name
+    keys = export_keys(cache, COMPILED_BY_DEFAULT if functions is None else functions)
+    with Progress(name, enabled(progress)) as report:
+        chosen = build_for_c(cache, keys, report)
+        compiled, module = library_cache.cached_library(
+            chosen, f"casdyn_{name}", pickle.dumps(cache.model), directory, VECTOR_OUTPUTS,
+            progress=report)
+    engine.install(keys, compiled, module)
+
+
+def build_for_c(cache: FunctionCache, keys: list[tuple],
+                report: Progress) -> list[ca.Function]:
+    """The Functions of ``keys`` as their C is generated, each built (the slow part for
+    large models) as one step of ``report``."""
+    report.phase(f"building {len(keys)} function{'s' if len(keys) > 1 else ''}", len(keys))
+    built = []
+    for key in keys:
+        with report.step(key[0]):
+            built.append(for_c(cache, key))
+    return built
+
+
+def export_keys(cache: FunctionCache, functions) -> list[tuple]:
+    """The keys of the distinct Functions an export list names, in its order."""
+    return list(dict.fromkeys(cache.key(name, **opts)
+                              for _, name, opts in export_list(cache, functions)))
+
+
+def export_list(cache: FunctionCache, functions) -> list[selection.Item]:
+    """``(key or None, name, options)`` of each Function an export names; None names every
+    Function without contacts, the body-specific ones for each leaf body."""
+    if functions is None:
+        leaves = cache.model.leaf_bodies()
+        # contact functions need contacts: they are exported when listed with them
+        options = {n: SIGNATURES[n].options for n in FUNCTION_NAMES
+                   if "contacts" not in SIGNATURES[n].options}
+        plain = [n for n in options if "body" not in options[n]]
+        per_body = [n for n in options if "body" in options[n]]
+        return [(None, n, {}) for n in plain] + \
+            [(None, n, {"body": b}) for b in leaves for n in per_body]
+    return selection.items(functions)
