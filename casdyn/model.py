@@ -271,8 +271,25 @@ def _build(description: RobotDescription, gravity, floating_base: bool) -> Model
             f"{source}: a movable joint is already called {FLOATING_BASE!r}, the name "
             "floating_base=True gives the free joint; rename it in the file"
         )
+    if floating_base:
+        _check_fixed_frame_name(source, roots[0], links)
     return _Builder(description, links, children, parent_joint, roots[0], gravity,
                     floating_base).build()
+
+
+def _check_fixed_frame_name(source, root: str, links) -> None:
+    """On a floating base the fixed frame is ``world`` (``universe`` where the root link is
+    called ``world``, as Pinocchio's): a link of that name would make one name mean two
+    frames, so it is refused. (Pinocchio keeps both frames under one name and its name look-up
+    finds the fixed one: the link's frame is not reachable by name.)"""
+    fixed = UNIVERSE if root == WORLD else WORLD
+    if fixed in links:
+        where = (f"the root link is called {WORLD!r}, so the fixed frame is {UNIVERSE!r}"
+                 if root == WORLD else f"the fixed frame is {WORLD!r}")
+        raise ModelError(
+            f"{source}: link {fixed!r} has the name floating_base=True gives the fixed frame "
+            f"({where}), so the name would mean two frames; rename the link in the file"
+        )
 
 
 def _warn(message: str) -> None:

@@ -319,3 +319,29 @@ def test_bad_floating_base_input_is_named():
     planar = '<joint name="joint2" type="planar">'
     with pytest.raises(casdyn.URDFError, match="a planar joint cannot mimic another"):
         casdyn.load_urdf(text.replace(joint2, planar + '<mimic joint="joint1"/>'))
+
+
+def _chain(root: str, child: str) -> str:
+    """Two links ``root`` -> ``child`` joined by a revolute joint."""
+    link = ('<link name="{}"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" '
+            'iyy="1" iyz="0" izz="1"/></inertial></link>')
+    return (f'<robot name="r">{link.format(root)}{link.format(child)}'
+            f'<joint name="j" type="revolute"><parent link="{root}"/><child link="{child}"/>'
+            '<origin xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/>'
+            '</joint></robot>')
+
+
+@pytest.mark.parametrize("root, child", [("base", "world"), ("world", "universe")])
+def test_a_link_named_as_the_fixed_frame_is_refused_on_a_floating_base(root, child):
+    """The fixed frame of a floating base is ``world`` (``universe`` under a root link called
+    ``world``): a link of the same name would make one name mean two frames (get_transform
+    read the base, external_force and Contact the body). Refused at load, the link named;
+    on a fixed base, where the fixed frame is the root link, the same file loads."""
+    text = _chain(root, child)
+    with pytest.raises(casdyn.ModelError, match=f"link {child!r} .* rename"):
+        casdyn.load_urdf(text, floating_base=True)
+    robot = casdyn.load_urdf(text)
+    assert robot.base_name == root and robot.body_names == (child,)
+    assert_close(robot.get_transform([0.0], child)[:3, 3], [0, 0, 1])
+    floating = casdyn.load_urdf(_chain(root, "tip"), floating_base=True)
+    assert floating.body_names == (root, "tip")
