@@ -72,6 +72,10 @@ class RigidBodyTree:
         self._zeros = _frozen(np.zeros(model.nv))
         self._no_force = _frozen(np.zeros((len(model.bodies), 6)))
         self._pi = _frozen(identification.inertial_parameters(model))
+        # (first entry in q, joint name) of each quaternion, checked in numeric calls
+        self._quaternions = tuple((joint.idx_q + 3, joint.name)
+                                  for joint in model.coordinate_joints if joint.kind == "free")
+        self._nq = model.nq
 
     def __getstate__(self) -> dict:
         return {"model": self._model}  # Functions are rebuilt on demand after unpickling
@@ -217,6 +221,9 @@ class RigidBodyTree:
 
     def difference(self, q0, q1):
         """``q1 ⊖ q0`` (nv,): the rates ``v`` with ``integrate(q0, v) == q1``."""
+        if self._quaternions:
+            q0 = arguments.quaternions(q0, "q0", self._nq, self._quaternions)
+            q1 = arguments.quaternions(q1, "q1", self._nq, self._quaternions)
         return self._call("difference", q0=q0, q1=q1)
 
     # --- dynamics -------------------------------------------------------------------------
@@ -523,6 +530,9 @@ class RigidBodyTree:
         leading batch dimension N give results with that leading dimension, evaluated by the
         Function mapped over the batch (CasADi threads), not by a Python loop.
         """
+        q = values.get("q")
+        if q is not None and self._quaternions:  # before any path, compiled ones included
+            values["q"] = arguments.quaternions(q, "q", self._nq, self._quaternions)
         # fext=None selects the smaller variant without that input
         no_fext = values.get("fext", 0) is None
         shared = (name, no_fext) if options is None else None
