@@ -1,0 +1,71 @@
+"""Input that used to give NaN models, raw NumPy/CasADi errors or misleading messages:
+each case is refused with a casdyn error that says what is wrong, or handled exactly."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from conftest import assert_close
+
+import casdyn
+from casdyn import InputError
+
+INERTIAL = ('<inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.2" iyz="0" '
+            'izz="0.3"/></inertial>')
+
+
+def _urdf(*joints: tuple[str, str, str, str]) -> str:
+    """Links ``l0..ln`` and the joints ``(name, type, child index, extra XML)``, each from
+    ``l0`` or the link before, with an origin so that poses differ."""
+    links = "".join(f'<link name="l{i}">{INERTIAL}</link>' for i in range(len(joints) + 1))
+    xml = "".join(
+        f'<joint name="{name}" type="{kind}"><parent link="l{int(child) - 1}"/>'
+        f'<child link="l{child}"/><origin xyz="0.1 0.2 0.3" rpy="0.1 0.2 0.3"/>{extra}</joint>'
+        for name, kind, child, extra in joints)
+    return f'<robot name="r">{links}{xml}</robot>'
+
+
+LIMIT = '<limit lower="-2" upper="2" effort="1" velocity="1"/>'
+FREE_ARM = _urdf(("free", "floating", "1", ""), ("hinge", "revolute", "2",
+                                                 '<axis xyz="0 0 1"/>' + LIMIT))
+
+
+# --- item: locked floating joint at a zero or tiny quaternion --------------------------------
+def test_locking_a_floating_joint_at_a_zero_quaternion_is_refused():
+    robot = casdyn.load_urdf(FREE_ARM)
+    with pytest.raises(InputError, match=r"joint 'free'.*quaternion .*zero"):
+        robot.locked({"free": [0.1, 0.2, 0.3, 0, 0, 0, 0]})
+
+
+def test_locking_a_floating_joint_at_a_tiny_quaternion_uses_its_direction():
+    """``[1e-200, 1e-200, 0, 0]`` is the rotation of ``[1, 1, 0, 0]``: the locked model's
+    poses and mass matrix equal the unlocked model's at that quaternion."""
+    robot = casdyn.load_urdf(FREE_ARM)
+    locked = robot.locked({"free": [0.1, 0.2, 0.3, 1e-200, 1e-200, 0, 0]})
+    q = np.array([0.1, 0.2, 0.3, 1.0, 1.0, 0.0, 0.0, 0.7])
+    for body in ("l1", "l2"):
+        assert_close(locked.get_transform([0.7], body), robot.get_transform(q, body),
+                     rtol=1e-14)
+    assert_close(locked.mass_matrix([0.7]), robot.mass_matrix(q)[6:, 6:], rtol=1e-14)
+
+
+# --- item: a huge axis is normalised, not overflowed ---------------------------------------------
+def test_a_huge_joint_axis_is_normalised_without_overflow():
+    plain = casdyn.load_urdf(_urdf(("j", "revolute", "1", '<axis xyz="1 1 0"/>' + LIMIT)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        huge = casdyn.load_urdf(_urdf(("j", "revolute", "1",
+                                       '<axis xyz="1e300 1e300 0"/>' + LIMIT)))
+    assert_close(huge.get_transform([0.4], "l1"), plain.get_transform([0.4], "l1"), rtol=1e-14)
+    assert_close(huge.inverse_dynamics([0.4], [0.3], [0.2]),
+                 plain.inverse_dynamics([0.4], [0.3], [0.2]), rtol=1e-14)
+
+
+# --- item: a NaN or string step ------------------------------------------------------------------
+@pytest.mark.parametrize("h", [float("nan"), float("inf"), "0.01", None, True, 1j])
+def test_an_rk4_step_that_is_not_a_finite_number_is_refused(h):
+    robot = casdyn.load_robot("ur5e")
+    with pytest.raises(InputError, match=r"\bh must be a finite number"):
+        casdyn.integrators.rk4_step(robot, h)
