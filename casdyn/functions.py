@@ -476,8 +476,10 @@ def _forward_dynamics_derivatives(model: Model, s: dict, options: dict,
     2-17 % smaller on the shipped and benchmark robots). ``M^-1`` itself is solved for its
     upper triangle only and mirrored (6-8 % of the whole on chain24 and the floating
     TALOS)."""
-    partials, ldlt, qdd = _forward_dynamics_pieces(model, s, options, stages)
     nv = model.nv
+    if nv == 0:  # every joint locked: empty, as the other dynamics functions' results
+        return [SX(0, 0)] * 3
+    partials, ldlt, qdd = _forward_dynamics_pieces(model, s, options, stages)
     solved = ldlt.solve(ca.horzcat(*partials))
     M_inv = ca.triu(ldlt.solve(SX.eye(nv)))  # symmetric: the lower half mirrors the upper
     by_solve = [-solved[:, :nv], -solved[:, nv:], M_inv + ca.triu(M_inv, False).T]
