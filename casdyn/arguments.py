@@ -43,6 +43,15 @@ def _numeric(value, name: str) -> np.ndarray:
     return array
 
 
+def real_numbers(value, name: str) -> np.ndarray:
+    """Real, finite numbers (a scalar or an array of any shape) as a float array: no bool,
+    None, complex or string, which NumPy would convert without a word."""
+    if value is None or isinstance(value, bool | np.bool_) or (
+            isinstance(value, np.ndarray) and value.dtype.kind == "b"):
+        raise InputError(f"{name} must be real numbers, got {value!r} (None or bool)")
+    return _numeric(value, name)
+
+
 def finite_number(value, name: str) -> float:
     """A real, finite scalar (not a bool) as a float."""
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating) \

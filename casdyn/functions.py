@@ -124,7 +124,13 @@ class _Stages:
         the solve would return NaN or huge numbers."""
         if listed in self._independent:
             return
-        null = _null_vector(self.grouped, q, K, 1e-10)
+        try:
+            null = _null_vector(self.grouped, q, K, 1e-10)
+        except _NotFinite:
+            points = ", ".join(f"{c.point} on {c.body!r}" for c in listed)
+            raise ModelError(
+                f"the contacts' J M^-1 J^T overflows at a random configuration: a contact point "
+                f"is too far from its body's origin ({points}; body frames, m)") from None
         if null is None:
             self._independent.add(listed)
             return
@@ -371,11 +377,21 @@ def _null_vector(model: Model, q: SX, matrix: SX, tolerance: float) -> np.ndarra
     evaluate = ca.Function("matrix", [q], [matrix])
     rng = np.random.default_rng(0)
     for _ in range(2):
-        values, vectors = np.linalg.eigh(
-            np.array(evaluate(configuration.random(model, rng, bounded=True))))
+        value = np.array(evaluate(configuration.random(model, rng, bounded=True)))
+        if not np.all(np.isfinite(value)):
+            raise _NotFinite
+        # scaled to a unit diagonal (same rank; no overflow in the eigen-solver, and rows of
+        # very different sizes, e.g. a contact point far from its body, do not read as null)
+        diagonal = np.sqrt(np.diag(value))
+        scale = np.where(diagonal > 0, 1 / np.where(diagonal > 0, diagonal, 1), 1.0)
+        values, vectors = np.linalg.eigh(value * scale[:, None] * scale[None, :])
         if values[0] > tolerance * max(values[-1], 1e-300):
             return None
     return np.abs(vectors[:, 0])
+
+
+class _NotFinite(Exception):
+    """A matrix :func:`_null_vector` was to check has a non-finite entry."""
 
 
 def _refuse_singular_mass_matrix(model: Model) -> None:

@@ -69,3 +69,54 @@ def test_an_rk4_step_that_is_not_a_finite_number_is_refused(h):
     robot = casdyn.load_robot("ur5e")
     with pytest.raises(InputError, match=r"\bh must be a finite number"):
         casdyn.integrators.rk4_step(robot, h)
+
+
+# --- item: locked(), random_configuration(), external_force() arguments -------------------------
+@pytest.mark.parametrize("position, said", [(1 + 2j, "complex"), ("0.5", "string"),
+                                            (True, "bool"), (None, "None"),
+                                            ([0.1, 1j], "complex"), (np.array([True]), "bool")])
+def test_a_locked_position_must_be_real_numbers(position, said):
+    robot = casdyn.load_robot("ur5e")
+    with pytest.raises(InputError, match=f"locked position of joint 'elbow_joint'.*{said}"):
+        robot.locked({"elbow_joint": position})
+
+
+@pytest.mark.parametrize("positions", [[("elbow_joint", 0.5)], ["elbow_joint"], "elbow_joint",
+                                       None])
+def test_locked_positions_must_be_a_dict(positions):
+    robot = casdyn.load_robot("ur5e")
+    with pytest.raises(InputError, match="positions must be a dict of joint name -> position"):
+        robot.locked(positions)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "abc", True, [1, -2]])
+def test_a_random_configuration_seed_must_be_a_non_negative_integer(seed):
+    robot = casdyn.load_robot("ur5e")
+    with pytest.raises(InputError, match=r"rng must be a numpy\.random\.Generator, a seed"):
+        robot.random_configuration(seed)
+    robot.random_configuration(np.int64(3))  # NumPy integers are seeds
+
+
+def test_external_force_takes_a_batch_of_wrenches_without_q():
+    """A batch ``W`` (N, 6) without ``q`` gives (N, n_bodies, 6), each row stored unchanged,
+    as a batch with ``q`` gives one ``fext`` per wrench."""
+    robot = casdyn.load_robot("ur5e")
+    W = np.random.default_rng(0).normal(size=(3, 6))
+    fext = robot.external_force("tool0", W)
+    assert fext.shape == (3, robot.n_bodies, 6)
+    for k in range(3):
+        assert_close(fext[k], robot.external_force("tool0", W[k]), rtol=0)
+    q = robot.home_configuration()
+    assert robot.external_force("tool0", W, q=q).shape == fext.shape
+    assert robot.external_force("tool0", np.zeros((0, 6))).shape == (0, robot.n_bodies, 6)
+
+
+def test_a_contact_point_far_from_its_body_gets_a_clear_error_not_linalgerror():
+    """At 1e200 m the contacts' ``J M^-1 J^T`` overflows (NumPy's eigen-solver raised a raw
+    LinAlgError); at 100 m, rows 100 times larger than the others, the contact is not
+    mistaken for a redundant one."""
+    robot = casdyn.load_robot("solo12", floating_base=True)
+    with pytest.raises(casdyn.ModelError, match=r"too far from its body's origin.*'FL_FOOT'"):
+        robot.contact_dynamics(contacts=[casdyn.Contact("FL_FOOT", "6d", (1e200, 0, 0))])
+    far = robot.contact_dynamics(contacts=[casdyn.Contact("FL_FOOT", "6d", (100, 0, 0))])
+    assert all(np.all(np.isfinite(x)) for x in far)
