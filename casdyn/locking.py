@@ -26,11 +26,14 @@ def locked_description(description: RobotDescription, positions: dict) -> RobotD
         raise InputError("positions must be a dict of joint name -> position, got "
                          f"{type(positions).__name__} {positions!r}")
     specs = {joint.name: joint for joint in description.joints if joint.type != "fixed"}
+    fixed = {joint.name for joint in description.joints if joint.type == "fixed"}
     positions = dict(positions)
     for name in list(positions):
         if name == FLOATING_BASE and name not in specs:
             raise InputError("the floating base cannot be locked; load the robot without "
                              "floating_base=True for a fixed base")
+        if name in fixed:
+            raise InputError(f"joint {name!r} is fixed already; only movable joints are locked")
         if name not in specs:
             raise InputError(f"cannot lock unknown joint {name!r}; "
                              f"{suggest(str(name), [n for n in specs if not specs[n].mimic])}")

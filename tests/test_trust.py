@@ -120,3 +120,40 @@ def test_a_contact_point_far_from_its_body_gets_a_clear_error_not_linalgerror():
         robot.contact_dynamics(contacts=[casdyn.Contact("FL_FOOT", "6d", (1e200, 0, 0))])
     far = robot.contact_dynamics(contacts=[casdyn.Contact("FL_FOOT", "6d", (100, 0, 0))])
     assert all(np.all(np.isfinite(x)) for x in far)
+
+
+# --- item: messages that say what is really wrong ------------------------------------------------
+def _three_joints(a: str, b_mimic: str) -> str:
+    """``a`` (type given) and ``b`` (with the mimic tag given) on ``l0``, ``c`` revolute."""
+    return _urdf(("a", a, "1", LIMIT), ("b", "revolute", "2", LIMIT + b_mimic),
+                 ("c", "revolute", "3", LIMIT))
+
+
+def test_a_mimic_of_a_fixed_joint_says_the_leader_is_fixed():
+    with pytest.warns(casdyn.ModelWarning, match=r"it mimics, 'a', is fixed") as caught:
+        robot = casdyn.load_urdf(_three_joints("fixed", '<mimic joint="a"/>'))
+    assert "not defined" not in str(caught[0].message)
+    assert robot.joint_names == ("b", "c")
+
+
+def test_a_self_mimic_is_said_to_mimic_itself():
+    with pytest.raises(casdyn.URDFError, match="it mimics itself") as caught:
+        casdyn.load_urdf(_urdf(("a", "revolute", "1", LIMIT + '<mimic joint="a"/>')))
+    assert "another joint" not in str(caught.value)
+
+
+def test_locking_or_giving_armature_to_a_fixed_or_mimic_joint_says_so():
+    text = _three_joints("fixed", "").replace(
+        '<joint name="c" type="revolute"><parent link="l2"/>',
+        '<joint name="c" type="revolute"><parent link="l2"/><mimic joint="b"/>')
+    robot = casdyn.load_urdf(text)
+    assert robot.mimic_joints[0][:2] == ("c", "b")
+    with pytest.raises(InputError, match="joint 'a' is fixed already") as caught:
+        robot.locked({"a": 0.0})
+    assert "unknown" not in str(caught.value)
+    with pytest.raises(InputError, match=r"armature.*'a' is fixed"):
+        casdyn.load_urdf(text, armature={"a": 0.1})
+    with pytest.raises(InputError, match=r"armature.*'c' mimics 'b'.*squared, to 'b'"):
+        casdyn.load_urdf(text, armature={"c": 0.1})
+    with pytest.raises(InputError, match="unknown joint 'bb'"):
+        casdyn.load_urdf(text, armature={"bb": 0.1})
