@@ -4,12 +4,11 @@ The flow: URDF text → :class:`~casdyn.model.Model` (plain data) → algorithms
 cached ``casadi.Function`` objects → :class:`RigidBodyTree`, the user API.
 """
 
-from __future__ import annotations
+import os as _os
 
-import os
-
-from . import arguments, integrators
+from . import integrators
 from ._version import __version__
+from .arguments import flag as _flag
 from .contacts import Contact
 from .errors import CasdynError, ExportError, InputError, ModelError, ModelWarning, URDFError
 from .functions import FUNCTION_NAMES
@@ -37,7 +36,7 @@ __all__ = [
 ]
 
 
-def load_urdf(source: str | os.PathLike, *, gravity=(0.0, 0.0, -9.81),
+def load_urdf(source: str | _os.PathLike, *, gravity=(0.0, 0.0, -9.81),
               floating_base: bool = False, joint_friction: bool = False,
               armature: dict | None = None, friction_smoothing: float = 1e-3) -> RigidBodyTree:
     """Load a robot from a URDF file path or a string holding URDF XML.
@@ -49,8 +48,8 @@ def load_urdf(source: str | os.PathLike, *, gravity=(0.0, 0.0, -9.81),
     every dynamics function as ``tau += d qd + c tanh(qd / friction_smoothing)``;
     ``armature`` (joint name -> rotor inertia, kg m^2 or kg) adds to ``M``'s diagonal.
     """
-    floating_base = arguments.flag(floating_base, "floating_base")
-    joint_friction = arguments.flag(joint_friction, "joint_friction")
+    floating_base = _flag(floating_base, "floating_base")
+    joint_friction = _flag(joint_friction, "joint_friction")
     if armature is not None and not isinstance(armature, dict):
         raise InputError(f"armature must be a dict of joint name -> value, got {armature!r}")
     return RigidBodyTree(build_model(read_urdf(source), gravity, floating_base, joint_friction,
@@ -64,3 +63,9 @@ def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81), floating_base: bool = Fa
     return load_urdf(robot_urdf(name), gravity=gravity, floating_base=floating_base,
                      joint_friction=joint_friction, armature=armature,
                      friction_smoothing=friction_smoothing)
+
+
+def __dir__() -> list[str]:
+    """The public names, ``__all__``: the modules casdyn imports for itself stay out of
+    ``dir(casdyn)`` (they remain importable as ``casdyn.<module>``)."""
+    return sorted(__all__)

@@ -3,6 +3,7 @@ each case is refused with a casdyn error that says what is wrong, or handled exa
 
 from __future__ import annotations
 
+import importlib
 import warnings
 
 import numpy as np
@@ -157,3 +158,17 @@ def test_locking_or_giving_armature_to_a_fixed_or_mimic_joint_says_so():
         casdyn.load_urdf(text, armature={"c": 0.1})
     with pytest.raises(InputError, match="unknown joint 'bb'"):
         casdyn.load_urdf(text, armature={"bb": 0.1})
+
+
+# --- item: the top-level namespace ------------------------------------------------------------
+def test_the_top_level_namespace_is_exactly_all():
+    """``dir(casdyn)`` and ``from casdyn import *`` give ``__all__``, every name in it is
+    there, and the standard-library and ``__future__`` names casdyn uses do not leak."""
+    assert sorted(dir(casdyn)) == sorted(casdyn.__all__)
+    namespace: dict = {}
+    exec("from casdyn import *", namespace)
+    assert set(namespace) - {"__builtins__"} == set(casdyn.__all__)
+    assert all(hasattr(casdyn, name) for name in casdyn.__all__)
+    importlib.import_module("casdyn.kernels")  # a submodule imported later stays out too
+    assert not {"os", "annotations", "arguments", "kernels", "tree"} & set(dir(casdyn))
+    assert not hasattr(casdyn, "os") and not hasattr(casdyn, "annotations")
