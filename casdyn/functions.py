@@ -119,8 +119,8 @@ class _Stages:
 
     def check_contacts_independent(self, listed: tuple, q: SX, K: SX) -> None:
         """Refuse contacts whose constraints are redundant: the Delassus matrix
-        ``K = J M^-1 J^T`` singular at two random configurations (e.g. two 6-D contacts on
-        one rigid body, or four points of one foot). Their forces would not be unique, and
+        ``K = J M^-1 J^T`` singular at two random configurations (e.g. two 6-D contacts,
+        or two points, of one rigid body). Their forces would not be unique, and
         the solve would return NaN or huge numbers."""
         if listed in self._independent:
             return
@@ -142,8 +142,9 @@ class _Stages:
             at += contact.size
         raise ModelError(
             f"redundant contacts: {'; '.join(involved)} constrain some motion more than once "
-            "(J M^-1 J^T is singular), so their forces are not unique; hold each rigid body "
-            "by one 6-D contact or by at most three point contacts"
+            "(J M^-1 J^T is singular), so their forces are not unique; a rigid body takes "
+            "one 6-D contact or one point contact (two points of it are already redundant: "
+            "their velocities along the line through them are equal)"
         )
 
     @cached_property

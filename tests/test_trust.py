@@ -172,3 +172,18 @@ def test_the_top_level_namespace_is_exactly_all():
     importlib.import_module("casdyn.kernels")  # a submodule imported later stays out too
     assert not {"os", "annotations", "arguments", "kernels", "tree"} & set(dir(casdyn))
     assert not hasattr(casdyn, "os") and not hasattr(casdyn, "annotations")
+
+
+def test_two_point_contacts_on_one_body_are_redundant_and_the_advice_says_so():
+    """Two points of one rigid body: 6 rows of rank 5 (the points' velocities along the line
+    through them are equal), so J M^-1 J^T is singular. The advice must not suggest three
+    points; it names what holds a rigid body: one 6-D contact or one point contact."""
+    robot = casdyn.load_robot("solo12", floating_base=True)
+    J = np.vstack([robot.geometric_jacobian(robot.home_configuration(), "base_link", p)[3:]
+                   for p in ((0.1, 0, 0), (-0.1, 0, 0))])
+    assert np.linalg.matrix_rank(J) == 5
+    with pytest.raises(casdyn.ModelError, match="redundant contacts") as caught:
+        robot.contact_dynamics(contacts=[casdyn.Contact("base_link", "point", (0.1, 0, 0)),
+                                         casdyn.Contact("base_link", "point", (-0.1, 0, 0))])
+    assert "three" not in str(caught.value)
+    assert "one 6-D contact or one point contact" in str(caught.value)
