@@ -4,13 +4,12 @@ The flow: URDF text → :class:`~casdyn.model.tree.Model` (plain data) → algor
 cached ``casadi.Function`` objects → :class:`RigidBodyTree`, the user API.
 """
 
-from __future__ import annotations
+import os as _os
 
-import os
-
-from . import arguments, integrators
+from . import integrators
 from ._version import __version__
 from .algorithms.contacts import Contact
+from .arguments import flag as _flag
 from .errors import CasdynError, ExportError, InputError, ModelError, ModelWarning, URDFError
 from .functions import FUNCTION_NAMES
 from .model.shipped import robot_names, robot_srdf, robot_urdf
@@ -38,10 +37,10 @@ __all__ = [
 ]
 
 
-def load_urdf(source: str | os.PathLike, *, gravity=(0.0, 0.0, -9.81),
+def load_urdf(source: str | _os.PathLike, *, gravity=(0.0, 0.0, -9.81),
               floating_base: bool = False, joint_friction: bool = False,
               armature: dict | None = None, friction_smoothing: float = 1e-3,
-              srdf: str | os.PathLike | None = None) -> RigidBodyTree:
+              srdf: str | _os.PathLike | None = None) -> RigidBodyTree:
     """Load a robot from a URDF file path or a string holding URDF XML.
 
     ``gravity`` is the gravitational acceleration in the base frame: the root link's on a
@@ -53,8 +52,8 @@ def load_urdf(source: str | os.PathLike, *, gravity=(0.0, 0.0, -9.81),
     ``srdf`` (a path or SRDF XML): its ``group_state``s become ``robot.named_configurations``
     (see :mod:`casdyn.model.srdf`), its ``disable_collisions`` ``robot.disabled_collision_pairs``.
     """
-    floating_base = arguments.flag(floating_base, "floating_base")
-    joint_friction = arguments.flag(joint_friction, "joint_friction")
+    floating_base = _flag(floating_base, "floating_base")
+    joint_friction = _flag(joint_friction, "joint_friction")
     if armature is not None and not isinstance(armature, dict):
         raise InputError(f"armature must be a dict of joint name -> value, got {armature!r}")
     srdf_data = _read_srdf(srdf) if srdf is not None else None
@@ -65,7 +64,7 @@ def load_urdf(source: str | os.PathLike, *, gravity=(0.0, 0.0, -9.81),
 def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81), floating_base: bool = False,
                joint_friction: bool = False, armature: dict | None = None,
                friction_smoothing: float = 1e-3,
-               srdf: str | os.PathLike | None = None) -> RigidBodyTree:
+               srdf: str | _os.PathLike | None = None) -> RigidBodyTree:
     """Load a robot shipped with casdyn; :func:`robot_names` lists them. ``srdf=None``
     takes the robot's own SRDF where it ships one (solo12: ``standing``)."""
     urdf = robot_urdf(name)  # an unknown name is refused before its SRDF is looked for
@@ -73,3 +72,9 @@ def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81), floating_base: bool = Fa
                      joint_friction=joint_friction, armature=armature,
                      friction_smoothing=friction_smoothing,
                      srdf=robot_srdf(name) if srdf is None else srdf)
+
+
+def __dir__() -> list[str]:
+    """The public names, ``__all__``: the modules casdyn imports for itself stay out of
+    ``dir(casdyn)`` (they remain importable as ``casdyn.<module>``)."""
+    return sorted(__all__)

@@ -43,6 +43,15 @@ def _numeric(value, name: str) -> np.ndarray:
     return array
 
 
+def real_numbers(value, name: str) -> np.ndarray:
+    """Real, finite numbers (a scalar or an array of any shape) as a float array: no bool,
+    None, complex or string, which NumPy would convert without a word."""
+    if value is None or isinstance(value, bool | np.bool_) or (
+            isinstance(value, np.ndarray) and value.dtype.kind == "b"):
+        raise InputError(f"{name} must be real numbers, got {value!r} (None or bool)")
+    return _numeric(value, name)
+
+
 def finite_number(value, name: str) -> float:
     """A real, finite scalar (not a bool) as a float."""
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating) \
@@ -88,6 +97,53 @@ def vector(value, name: str, size: int):
             f"got {_shape(array)}"
         )
     return array.reshape(size)
+
+
+# a quaternion's squared norm is evaluated as is between these (its graph squares the
+# entries: beyond ~1e-154 and ~1e154 the sum under- or overflows)
+_SAFE_SQUARED_NORM = (1e-100, 1e100)
+
+
+def quaternions(value, name: str, size: int, slots: tuple[tuple[int, str], ...]):
+    """A numeric configuration ``value`` (``size``,) or a batch (N, ``size``) whose
+    quaternions, ``value[start:start + 4]`` of each ``(start, joint name)`` in ``slots``, are
+    nonzero: as given if their norms are moderate, else as a copy in which each quaternion
+    with an entry beyond 1e50 or none above 1e-50 is scaled by a power of two to a largest
+    entry in [0.5, 1) (exact, and every function depends only on the normalised quaternion).
+    A zero quaternion is an :class:`InputError` naming the argument, the entries and the
+    joint; other wrong input gets :func:`vector`'s messages."""
+    low, high = _SAFE_SQUARED_NORM
+    try:  # the common case, a 1-D array, in Python floats (the cheapest for four numbers)
+        for start, _ in slots:
+            w, x, y, z = value[start : start + 4].tolist()
+            if not low < w * w + x * x + y * y + z * z < high:
+                break
+        else:
+            return value
+    except (AttributeError, TypeError, ValueError):  # anything else: checked below
+        pass
+    if isinstance(value, SYMBOLIC):
+        return value
+    array = vector(value, name, size)
+    batch = array.reshape(-1, size)
+    scaled = None
+    for start, joint in slots:
+        largest = np.max(np.abs(batch[:, start : start + 4]), axis=1, initial=0.0)
+        if np.any(largest == 0):
+            where = (f"{name}[{start}:{start + 4}]" if array.ndim == 1 else
+                     f"{name}[{int(np.argmax(largest == 0))}, {start}:{start + 4}]")
+            raise InputError(
+                f"{where}, the quaternion [qw, qx, qy, qz] of joint {joint!r}, is zero; "
+                "it may have any nonzero norm")
+        exponents = np.where((largest < 1e-50) | (largest > 1e50), np.frexp(largest)[1], 0)
+        if np.any(exponents):
+            if scaled is None:
+                scaled = batch.copy()
+            scaled[:, start : start + 4] = np.ldexp(batch[:, start : start + 4],
+                                                    -exponents[:, None])
+    if scaled is None:
+        return array
+    return scaled.reshape(array.shape)
 
 
 def matrix(value, name: str, shape: tuple[int, int]):

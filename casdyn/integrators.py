@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import casadi as ca
 
+from . import arguments
 from .algorithms import configuration
 
 
@@ -41,10 +42,12 @@ def state_derivative(robot, fext=None) -> Callable:
 
 
 def rk4_step(robot, h: float, fext=None) -> ca.Function:
-    """``step(x, tau) -> x_next``: one classical RK4 step of :func:`state_derivative`, as an
-    SX Function (map it over a horizon with ``step.map(N)``); ``x = [q; qd]``, ``tau`` (nv).
+    """``step(x, tau) -> x_next``: one classical RK4 step of length ``h`` (a finite number)
+    of :func:`state_derivative`, as an SX Function (map it over a horizon with
+    ``step.map(N)``); ``x = [q; qd]``, ``tau`` (nv).
     Quaternions are normalised at the end of the step (a projection back onto the unit
     sphere, which the RK4 stages leave by O(h^5))."""
+    h = arguments.finite_number(h, "h")
     nq, nv = robot.nq, robot.nv
     x, tau = ca.SX.sym("x", nq + nv), ca.SX.sym("tau", nv)
     x_next = rk4(state_derivative(robot, fext), x, tau, h)

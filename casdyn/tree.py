@@ -183,7 +183,7 @@ class RigidBodyTree:
         ``[-1, 1]^3``, planar joints ``x, y`` in ``[-1, 1]``. ``rng`` is a
         ``numpy.random.Generator`` or a seed. With ``n``, a batch of n, (n, nq), drawn at
         once."""
-        rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        rng = _generator(rng)
         if n is not None and (isinstance(n, bool) or not isinstance(n, int | np.integer)
                               or n < 0):
             raise InputError(f"n must be a count of configurations, got {n!r}")
@@ -374,15 +374,20 @@ class RigidBodyTree:
 
         Without ``q``, ``wrench`` is already a base-frame spatial force (moment about the
         base origin) and is stored unchanged. With ``q``, ``wrench`` is in ``body``'s frame
-        about its origin and is transformed to the base frame and origin.
+        about its origin and is transformed to the base frame and origin. A batch of
+        wrenches (N, 6), with or without ``q``, gives (N, n_bodies, 6).
         """
         index = self._model.body_index(body)
         if q is not None:
             return self._call("external_force", {"body": body}, wrench=wrench, q=q)
         wrench = arguments.vector(wrench, "wrench", 6)
         kind = arguments.symbolic_kind([wrench])
-        fext = kind.zeros(self.n_bodies, 6) if kind else np.zeros((self.n_bodies, 6))
-        fext[index, :] = wrench.T if kind else wrench
+        if kind:
+            fext = kind.zeros(self.n_bodies, 6)
+            fext[index, :] = wrench.T
+            return fext
+        fext = np.zeros((*wrench.shape[:-1], self.n_bodies, 6))  # a batch: one per wrench
+        fext[..., index, :] = wrench
         return fext
 
     # --- C export ---------------------------------------------------------------------------
@@ -512,6 +517,19 @@ class RigidBodyTree:
         ``n_bodies x 6``, one row per entry of :attr:`body_names`.
         """
         return self._functions.get(name, **options)
+
+
+def _generator(rng) -> np.random.Generator:
+    """``rng`` if a Generator, else NumPy's generator seeded with it (None: fresh entropy)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if not isinstance(rng, bool | float | np.floating | str | bytes):
+        try:
+            return np.random.default_rng(rng)
+        except (TypeError, ValueError):
+            pass
+    raise InputError("rng must be a numpy.random.Generator, a seed (a non-negative integer "
+                     f"or a sequence of them) or None, got {rng!r}")
 
 
 def _point(point):

@@ -319,3 +319,87 @@ def test_bad_floating_base_input_is_named():
     planar = '<joint name="joint2" type="planar">'
     with pytest.raises(casdyn.URDFError, match="a planar joint cannot mimic another"):
         casdyn.load_urdf(text.replace(joint2, planar + '<mimic joint="joint1"/>'))
+
+
+def _chain(root: str, child: str) -> str:
+    """Two links ``root`` -> ``child`` joined by a revolute joint."""
+    link = ('<link name="{}"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" '
+            'iyy="1" iyz="0" izz="1"/></inertial></link>')
+    return (f'<robot name="r">{link.format(root)}{link.format(child)}'
+            f'<joint name="j" type="revolute"><parent link="{root}"/><child link="{child}"/>'
+            '<origin xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/>'
+            '</joint></robot>')
+
+
+@pytest.mark.parametrize("root, child", [("base", "world"), ("world", "universe")])
+def test_a_link_named_as_the_fixed_frame_is_refused_on_a_floating_base(root, child):
+    """The fixed frame of a floating base is ``world`` (``universe`` under a root link called
+    ``world``): a link of the same name would make one name mean two frames (get_transform
+    read the base, external_force and Contact the body). Refused at load, the link named;
+    on a fixed base, where the fixed frame is the root link, the same file loads."""
+    text = _chain(root, child)
+    with pytest.raises(casdyn.ModelError, match=f"link {child!r} .* rename"):
+        casdyn.load_urdf(text, floating_base=True)
+    robot = casdyn.load_urdf(text)
+    assert robot.base_name == root and robot.body_names == (child,)
+    assert_close(robot.get_transform([0.0], child)[:3, 3], [0, 0, 1])
+    floating = casdyn.load_urdf(_chain(root, "tip"), floating_base=True)
+    assert floating.body_names == (root, "tip")
+
+
+def _with_quaternion(q, scale):
+    q = np.array(q, dtype=float)
+    q[..., 3:7] *= scale
+    return q
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["sx", "compiled"])
+def test_a_zero_quaternion_is_an_input_error_naming_q_and_the_joint(compiled, tmp_path):
+    robot = casdyn.load_robot("solo12", floating_base=True)
+    if compiled:
+        robot.compile(["inverse_dynamics", "mass_matrix", "integrate", "difference"],
+                      directory=tmp_path)
+    q, qd, qdd, _ = _state(robot, 2)
+    zero = _with_quaternion(q, 0.0)
+    message = r"q\[3:7\], the quaternion .* of joint 'floating_base', is zero"
+    for call in (lambda: robot.inverse_dynamics(zero, qd, qdd),
+                 lambda: robot.mass_matrix(list(zero)),
+                 lambda: robot.integrate(zero, qd),
+                 lambda: robot.forward_dynamics_derivatives(zero)):
+        with pytest.raises(casdyn.InputError, match=message):
+            call()
+    with pytest.raises(casdyn.InputError, match=r"q\[1, 3:7\], the quaternion"):
+        robot.mass_matrix(np.stack([q, zero]))
+    with pytest.raises(casdyn.InputError, match=r"q1\[3:7\], the quaternion"):
+        robot.difference(q, zero)
+    symbolic = robot.mass_matrix(ca.SX.sym("q", robot.nq))  # symbols are not checked
+    assert symbolic.shape == (robot.nv, robot.nv)
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["sx", "compiled"])
+def test_any_nonzero_quaternion_norm_gives_the_unit_quaternions_numbers(compiled, tmp_path):
+    """SPEC: the quaternion may have any nonzero norm. Norms from 1e-300 to 1e300 (whose
+    squares under- or overflow) give the numbers of the unit quaternion, single and batched."""
+    robot = casdyn.load_robot("solo12", floating_base=True)
+    names = ["inverse_dynamics", "forward_dynamics", "forward_dynamics_derivatives",
+             "integrate", "difference"]
+    if compiled:
+        robot.compile(names, directory=tmp_path)
+    q, qd, qdd, fext = _state(robot, 4)
+    q1 = robot.integrate(q, qd)
+    for scale in (1e-300, 1e-160, 1e160, 1e300):
+        scaled = _with_quaternion(q, scale)
+        assert_close(robot.inverse_dynamics(scaled, qd, qdd, fext),
+                     robot.inverse_dynamics(q, qd, qdd, fext), rtol=1e-12)
+        assert_close(robot.forward_dynamics(scaled, qd, qdd, fext),
+                     robot.forward_dynamics(q, qd, qdd, fext), rtol=1e-12)
+        for a, b in zip(robot.forward_dynamics_derivatives(scaled, qd, qdd, fext),
+                        robot.forward_dynamics_derivatives(q, qd, qdd, fext), strict=True):
+            assert_close(a, b, rtol=1e-10)
+        assert_close(robot.integrate(scaled, qd), q1, rtol=1e-12)
+        assert_close(robot.difference(scaled, _with_quaternion(q1, 1 / scale)),
+                     robot.difference(q, q1), rtol=1e-12)
+        batch = robot.mass_matrix(np.stack([scaled, q]))
+        assert_close(batch[0], robot.mass_matrix(q), rtol=1e-12)
+        assert_close(robot.get_transform(scaled, "FL_FOOT"), robot.get_transform(q, "FL_FOOT"),
+                     rtol=1e-12)

@@ -130,3 +130,15 @@ def test_locking_errors_name_the_problem():
         robot.locked({"floating_base": [0, 0, 0, 1, 0, 0, 0]})
     with pytest.raises(casdyn.InputError, match="must be 1 finite number"):
         robot.locked({"panda_joint1": [0.0, 1.0]})
+
+
+def test_every_joint_of_a_fixed_robot_locked_gives_empty_results():
+    """No velocity left: every dynamics function, the FD derivatives included, returns
+    empty arrays of the right shapes, as ID, FD and M do."""
+    robot = casdyn.load_robot("ur5e")
+    rigid = robot.locked({name: 0.3 for name in robot.joint_names})
+    assert rigid.nq == rigid.nv == 0
+    assert rigid.inverse_dynamics().shape == rigid.forward_dynamics().shape == (0,)
+    for result in (rigid.inverse_dynamics_derivatives(), rigid.forward_dynamics_derivatives()):
+        assert [r.shape for r in result] == [(0, 0)] * 3
+    assert rigid.forward_dynamics_derivatives(np.zeros((2, 0)))[2].shape == (2, 0, 0)

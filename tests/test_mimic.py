@@ -130,3 +130,39 @@ def test_a_mimic_of_a_mimic_is_refused():
             + joint.format(n="c", c="l3", m='<mimic joint="b"/>') + "</robot>")
     with pytest.raises(casdyn.URDFError, match="it mimics 'b', which mimics another joint"):
         casdyn.load_urdf(text)
+
+
+def with_zero_multiplier(text: str) -> str:
+    """``text`` with every mimic multiplier set to 0: those joints are held at their offsets."""
+    root = ET.fromstring(text)
+    for mimic in root.findall("joint/mimic"):
+        mimic.set("multiplier", "0")
+    return ET.tostring(root, encoding="unicode")
+
+
+@pytest.mark.parametrize("name, text", CASES[:3], ids=[name for name, _ in CASES[:3]])
+def test_a_mimic_with_multiplier_zero_is_held_at_its_offset(name, text):
+    """M, FD, the FD derivatives and the parametric M and FD of a model whose mimic joints
+    have multiplier 0 equal Pinocchio's and agree with casdyn's own ID (``M`` is ID's
+    ``d tau / d qdd``); multiplier 0 is no multiplier 1."""
+    text = with_zero_multiplier(text)
+    robot = casdyn.load_urdf(text)
+    assert {k for _, _, k, _ in robot.mimic_joints} == {0.0}
+    reference = Reference(text, robot.joint_names, robot.body_names)
+    assert reference.mimic
+    q, qd, x, fext = state = random_state(robot, 5)
+    assert_agrees(robot, reference, state, kinematics=False)
+    M = robot.mass_matrix(q)
+    assert_close(robot.inverse_dynamics_derivatives(q, qd, x, fext)[2], M, rtol=1e-12)
+    dq, dqd, dtau = robot.forward_dynamics_derivatives(q, qd, x, fext)
+    assert_close(dtau, np.linalg.inv(M))
+    h = 1e-6
+    for derivative, moved in ((dq, lambda e: (q + e, qd)), (dqd, lambda e: (q, qd + e))):
+        columns = [(robot.forward_dynamics(*moved(h * e), x, fext)
+                    - robot.forward_dynamics(*moved(-h * e), x, fext)) / (2 * h)
+                   for e in np.eye(robot.nv)]
+        assert_close(derivative, np.array(columns).T, rtol=1e-6)
+    pi = robot.inertial_parameters()
+    assert_close(np.array(robot.function("mass_matrix", parameters=True)(q, pi)), M)
+    assert_close(np.array(robot.function("forward_dynamics", parameters=True)(
+        q, qd, x, fext, pi)).ravel(), reference.forward_dynamics(q, qd, x, fext))

@@ -199,7 +199,7 @@ def crba(model: Model, q: SX) -> SX:
         columns = states[i].columns
         units = [1] if len(columns) == 1 else [SX.eye(len(columns))[:, k]
                                                 for k in range(len(columns))]
-        k_i = states[i].multiplier or 1.0
+        k_i = states[i].factor
         ancestors = model.support(i)[1:]
         for unit, column in zip(units, columns, strict=True):
             F = composite[i].apply(states[i].S(unit))
@@ -208,13 +208,12 @@ def crba(model: Model, q: SX) -> SX:
                 F_base = poses[i].force_to_parent(F)
                 for j in ancestors:
                     block = states[j].type.along(axes[j], F_base)
-                    put(j, column, block, k_i * (states[j].multiplier or 1.0), True)
+                    put(j, column, block, k_i * states[j].factor, True)
             elif ancestors:
                 child = i
                 for j in ancestors:
                     F = states[child].force_to_parent(F)
-                    put(j, column, states[j].project(F), k_i * (states[j].multiplier or 1.0),
-                        True)
+                    put(j, column, states[j].project(F), k_i * states[j].factor, True)
                     child = j
     for i, joint in enumerate(model.joints):
         if present(joint.armature):

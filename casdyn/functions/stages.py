@@ -55,12 +55,18 @@ class Stages:
 
     def check_contacts_independent(self, listed: tuple, q: SX, K: SX) -> None:
         """Refuse contacts whose constraints are redundant: the Delassus matrix
-        ``K = J M^-1 J^T`` singular at two random configurations (e.g. two 6-D contacts on
-        one rigid body, or four points of one foot). Their forces would not be unique, and
+        ``K = J M^-1 J^T`` singular at two random configurations (e.g. two 6-D contacts,
+        or two points, of one rigid body). Their forces would not be unique, and
         the solve would return NaN or huge numbers."""
         if listed in self._independent:
             return
-        null = null_vector(self.grouped, q, K, 1e-10)
+        try:
+            null = null_vector(self.grouped, q, K, 1e-10)
+        except _NotFinite:
+            points = ", ".join(f"{c.point} on {c.body!r}" for c in listed)
+            raise ModelError(
+                f"the contacts' J M^-1 J^T overflows at a random configuration: a contact point "
+                f"is too far from its body's origin ({points}; body frames, m)") from None
         if null is None:
             self._independent.add(listed)
             return
@@ -72,8 +78,9 @@ class Stages:
             at += contact.size
         raise ModelError(
             f"redundant contacts: {'; '.join(involved)} constrain some motion more than once "
-            "(J M^-1 J^T is singular), so their forces are not unique; hold each rigid body "
-            "by one 6-D contact or by at most three point contacts"
+            "(J M^-1 J^T is singular), so their forces are not unique; a rigid body takes "
+            "one 6-D contact or one point contact (two points of it are already redundant: "
+            "their velocities along the line through them are equal)"
         )
 
     @cached_property
@@ -93,11 +100,21 @@ def null_vector(model: Model, q: SX, matrix: SX, tolerance: float) -> np.ndarray
     evaluate = ca.Function("matrix", [q], [matrix])
     rng = np.random.default_rng(0)
     for _ in range(2):
-        values, vectors = np.linalg.eigh(
-            np.array(evaluate(configuration.random(model, rng, bounded=True))))
+        value = np.array(evaluate(configuration.random(model, rng, bounded=True)))
+        if not np.all(np.isfinite(value)):
+            raise _NotFinite
+        # scaled to a unit diagonal (same rank; no overflow in the eigen-solver, and rows of
+        # very different sizes, e.g. a contact point far from its body, do not read as null)
+        diagonal = np.sqrt(np.diag(value))
+        scale = np.where(diagonal > 0, 1 / np.where(diagonal > 0, diagonal, 1), 1.0)
+        values, vectors = np.linalg.eigh(value * scale[:, None] * scale[None, :])
         if values[0] > tolerance * max(values[-1], 1e-300):
             return None
     return np.abs(vectors[:, 0])
+
+
+class _NotFinite(Exception):
+    """A matrix :func:`null_vector` was to check has a non-finite entry."""
 
 
 def singular_joints(model: Model) -> tuple[str, ...]:

@@ -489,6 +489,12 @@ class JointState:
         target[where] = target[where] + scaled
 
     @property
+    def factor(self) -> float:
+        """What its rates are times its velocities' entries: 1, a mimic joint's multiplier
+        (which may be 0: the joint is then held at its offset)."""
+        return 1.0 if self.multiplier is None else self.multiplier
+
+    @property
     def columns(self) -> range:
         """The indices of its velocities."""
         v = self.v

@@ -5,11 +5,13 @@ of a locked leader are locked with it. The bodies keep their names and inertias.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 import casadi as ca
 import numpy as np
 
+from ..arguments import real_numbers
 from ..errors import InputError, suggest
 from .joints import JOINT_TYPES
 from .tree import FLOATING_BASE, URDF_JOINT_KINDS, Joint, axis_alignment
@@ -20,12 +22,18 @@ def locked_description(description: RobotDescription, positions: dict) -> RobotD
     """``description`` with the joints named in ``positions`` (name -> coordinates: a number
     for a 1-dof joint, ``[x, y, theta]`` for a planar one, ``[x, y, z, qw, qx, qy, qz]`` for
     a floating one) made fixed at those coordinates."""
+    if not isinstance(positions, Mapping):
+        raise InputError("positions must be a dict of joint name -> position, got "
+                         f"{type(positions).__name__} {positions!r}")
     specs = {joint.name: joint for joint in description.joints if joint.type != "fixed"}
+    fixed = {joint.name for joint in description.joints if joint.type == "fixed"}
     positions = dict(positions)
     for name in list(positions):
         if name == FLOATING_BASE and name not in specs:
             raise InputError("the floating base cannot be locked; load the robot without "
                              "floating_base=True for a fixed base")
+        if name in fixed:
+            raise InputError(f"joint {name!r} is fixed already; only movable joints are locked")
         if name not in specs:
             raise InputError(f"cannot lock unknown joint {name!r}; "
                              f"{suggest(str(name), [n for n in specs if not specs[n].mimic])}")
@@ -45,10 +53,17 @@ def _fixed(joint: JointSpec, position) -> JointSpec:
     """A fixed joint at ``joint``'s pose for ``position``: origin, then the joint's motion in
     its frame (axis as z, as casdyn.model.tree builds it), back to the child link frame."""
     kind = JOINT_TYPES[URDF_JOINT_KINDS[joint.type]]
-    q = np.atleast_1d(np.asarray(position, dtype=float)).ravel()
+    q = np.atleast_1d(real_numbers(position, f"locked position of joint {joint.name!r}"))
+    q = q.ravel()
     if q.shape != (kind.nq,) or not np.all(np.isfinite(q)):
         raise InputError(f"locked position of {joint.type} joint {joint.name!r} must be "
                          f"{kind.nq} finite number(s), got {np.asarray(position).tolist()}")
+    if kind.kind == "free":  # any nonzero norm, scaled first (1e-200 would underflow)
+        largest = np.max(np.abs(q[3:7]))
+        if largest == 0:
+            raise InputError(f"locked position of floating joint {joint.name!r}: its "
+                             "quaternion [qw, qx, qy, qz] is zero; it may have any nonzero norm")
+        q = np.concatenate([q[:3], q[3:7] / largest])  # a copy: the caller keeps theirs
     plain = Joint(joint.name, kind.kind, -1, np.eye(3), np.zeros(3), None, -np.inf, np.inf)
     motion = kind.motion(plain, ca.DM(q) if kind.nq > 1 else float(q[0]))
     rotation = np.array(ca.evalf(ca.SX(motion.R)))

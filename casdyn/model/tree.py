@@ -209,7 +209,7 @@ def with_joint_terms(model: Model, joint_friction: bool, armature: dict,
     names = {joint.name: joint for joint in model.joints if joint.mimic is None}
     for name, value in armature.items():
         if name not in names:
-            raise unknown_name("joint", name, list(names))
+            raise _not_movable(model, name, "armature", list(names))
         if JOINT_TYPES[names[name].kind].nv != 1:
             raise InputError(f"armature applies to 1-dof joints; {name!r} is {names[name].kind}")
         if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
@@ -224,6 +224,22 @@ def with_joint_terms(model: Model, joint_friction: bool, armature: dict,
                               armature=float(armature.get(joint.name, 0.0))))
     return replace(model, joints=tuple(joints), joint_friction=joint_friction,
                    friction_smoothing=float(friction_smoothing))
+
+
+def _not_movable(model: Model, name, what: str, movable: list[str]) -> InputError:
+    """The error for ``what`` (e.g. armature) given to joint ``name``, which is not one of
+    the ``movable`` joints: fixed, a mimic joint, or not in the model."""
+    mimic = {joint.name: model.joints[joint.mimic.leader].name
+             for joint in model.joints if joint.mimic is not None}
+    fixed = {spec.name for spec in model.description.joints if spec.type == "fixed"} \
+        if model.description else set()
+    if name in mimic:
+        return InputError(f"{what}: joint {name!r} mimics {mimic[name]!r} and has no "
+                          f"coordinate of its own; add it, times the multiplier squared, to "
+                          f"{mimic[name]!r}'s")
+    if name in fixed:
+        return InputError(f"{what}: joint {name!r} is fixed; only movable joints take it")
+    return unknown_name("joint", name, movable)
 
 
 def _build(description: RobotDescription, gravity, floating_base: bool) -> Model:
@@ -272,8 +288,25 @@ def _build(description: RobotDescription, gravity, floating_base: bool) -> Model
             f"{source}: a movable joint is already called {FLOATING_BASE!r}, the name "
             "floating_base=True gives the free joint; rename it in the file"
         )
+    if floating_base:
+        _check_fixed_frame_name(source, roots[0], links)
     return _Builder(description, links, children, parent_joint, roots[0], gravity,
                     floating_base).build()
+
+
+def _check_fixed_frame_name(source, root: str, links) -> None:
+    """On a floating base the fixed frame is ``world`` (``universe`` where the root link is
+    called ``world``, as Pinocchio's): a link of that name would make one name mean two
+    frames, so it is refused. (Pinocchio keeps both frames under one name and its name look-up
+    finds the fixed one: the link's frame is not reachable by name.)"""
+    fixed = UNIVERSE if root == WORLD else WORLD
+    if fixed in links:
+        where = (f"the root link is called {WORLD!r}, so the fixed frame is {UNIVERSE!r}"
+                 if root == WORLD else f"the fixed frame is {WORLD!r}")
+        raise ModelError(
+            f"{source}: link {fixed!r} has the name floating_base=True gives the fixed frame "
+            f"({where}), so the name would mean two frames; rename the link in the file"
+        )
 
 
 def _warn(message: str) -> None:
@@ -359,12 +392,16 @@ class _Builder:
         if spec is None or spec.mimic is None:
             return None
         leader, multiplier, offset = spec.mimic
+        if leader == spec.name:
+            raise URDFError(f"{spec.where}: it mimics itself; name the joint it follows")
         leader_spec = self.specs.get(leader)
         if leader_spec is None:  # as Pinocchio without mimic=True: an independent joint
             movable = [name for name, s in self.specs.items() if s.mimic is None]
-            _warn(f"{spec.where}: the joint it mimics, {leader!r}, is not defined "
-                       f"({suggest(leader, movable)}); casdyn treats the joint as independent, "
-                       "with its own coordinate")
+            fixed = any(j.name == leader for j in self.description.joints)
+            what = ("is fixed, with no coordinate to follow" if fixed else
+                    f"is not defined ({suggest(leader, movable)})")
+            _warn(f"{spec.where}: the joint it mimics, {leader!r}, {what}; casdyn treats the "
+                  "joint as independent, with its own coordinate")
             return None
         if leader_spec.type not in ("revolute", "continuous", "prismatic"):
             raise URDFError(f"{spec.where}: the joint it mimics, {leader!r}, is not a movable "

@@ -240,6 +240,9 @@ def _read_joint(element: ET.Element, where: str) -> JointSpec:
     axis = np.array([1.0, 0.0, 0.0])  # the URDF default
     if joint.axis is not None:
         axis = _finite(joint.axis, "axis", where_joint)
+    largest = float(np.max(np.abs(axis)))
+    if largest > 1e100:  # scaled first, so that the norm does not overflow
+        axis = axis / largest
     norm = float(np.linalg.norm(axis))
     if joint.type != "fixed" and norm < 1e-12:
         raise URDFError(f"{where_joint}: the joint axis is zero")

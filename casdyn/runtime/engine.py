@@ -69,6 +69,9 @@ class NumericEngine:
         self._zeros = frozen(np.zeros(model.nv))
         self._no_force = frozen(np.zeros((len(model.bodies), 6)))
         self._pi = frozen(identification.inertial_parameters(model))
+        # (first entry in q, joint name) of each quaternion, checked in numeric calls
+        self._quaternions = tuple((joint.idx_q + 3, joint.name)
+                                  for joint in model.coordinate_joints if joint.kind == "free")
 
     @property
     def compiled_keys(self) -> tuple[tuple, ...]:
@@ -91,6 +94,11 @@ class NumericEngine:
         leading batch dimension N give results with that leading dimension, evaluated by the
         Function mapped over the batch (CasADi threads), not by a Python loop.
         """
+        if self._quaternions:  # before any path, compiled ones included
+            for name_q in ("q", "q0", "q1"):
+                if values.get(name_q) is not None:
+                    values[name_q] = arguments.quaternions(values[name_q], name_q, self.model.nq,
+                                                           self._quaternions)
         # fext=None selects the smaller variant without that input
         no_fext = values.get("fext", 0) is None
         shared = (name, no_fext) if options is None else None
