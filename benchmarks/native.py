@@ -123,7 +123,7 @@ def coordinate_order(robot, model) -> list[int]:
         pin_joint = model.joints[model.getJointId(
             "root_joint" if joint.name == "floating_base" else joint.name)]
         q, v = pin_joint.idx_q, pin_joint.idx_v
-        if joint.kind == "free":
+        if joint.type.name == "free":
             order_q += [q, q + 1, q + 2, q + 6, q + 3, q + 4, q + 5]
             order_v += [v + 3, v + 4, v + 5, v, v + 1, v + 2]
         else:

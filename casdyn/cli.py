@@ -11,7 +11,6 @@ from . import CasdynError, InputError, function_spec, load_robot, load_urdf, rob
 from ._version import __version__
 from .errors import suggest
 from .functions import FUNCTION_NAMES
-from .model.joints import JOINT_TYPES
 from .tree import RigidBodyTree
 
 
@@ -49,8 +48,8 @@ def info(robot: RigidBodyTree) -> str:
     if terms:
         lines[-1] += f" {'damping':>9} {'friction':>9} {'armature':>9}"
     for joint in model.coordinate_joints:
-        kind = "continuous" if joint.continuous else joint.kind
-        nq = JOINT_TYPES[joint.kind].nq
+        kind = "continuous" if joint.continuous else joint.type.name
+        nq = joint.type.nq
         index = f"{joint.idx_q}" if nq == 1 else f"{joint.idx_q}:{joint.idx_q + nq}"
         lo, hi = lower[joint.idx_q], upper[joint.idx_q]
         limits = f"{lo:>10.4g} {hi:>10.4g}" if nq == 1 else f"{'':>10} {'':>10}"

@@ -43,9 +43,10 @@ def _pinocchio():
 
 @dataclass(frozen=True)
 class _Entry:
-    """One casdyn joint with coordinates and where its values sit in both layouts."""
+    """One casdyn joint with coordinates and where its values sit in both layouts; its
+    joint type knows how they are written in each (``JointType.to_pinocchio`` ...)."""
 
-    kind: str  # "one" (revolute/prismatic), "continuous", "planar", "free"
+    joint: object  # casdyn.model.tree.Joint
     q: int  # casdyn's first coordinate
     v: int  # casdyn's first velocity
     q_pin: int
@@ -98,24 +99,23 @@ def _layout(robot, model) -> tuple[list[_Entry], list[_Follower]]:
     entries, followers = [], []
     for joint, pin_name in zip(joints, pin_names, strict=True):
         pj = pin_joints[pin_name]
-        kind = {"free": "free", "planar": "planar"}.get(
-            joint.kind, "continuous" if joint.continuous else "one")
-        nq_pin = {"free": 7, "planar": 4, "continuous": 2, "one": 1}[kind]
+        nq_pin = joint.type.pinocchio_nq(joint)
         if pj.shortname() == MIMIC:
             if joint.mimic is None:
                 raise InputError(f"joint {joint.name!r} is a mimic joint in the model but "
                                  "independent in the robot")
             continue  # no coordinate on either side
         if pj.nq != nq_pin:
+            kind = "continuous" if joint.continuous else joint.type.name
             raise InputError(f"joint {joint.name!r} has nq = {pj.nq} in the model, expected "
-                             f"{nq_pin} for a {kind if kind != 'one' else joint.kind} joint")
+                             f"{nq_pin} for a {kind} joint")
         if joint.mimic is not None:
             leader = joints[joint.mimic.leader]
             followers.append(_Follower(joint.continuous, leader.idx_q, leader.idx_v,
                                        joint.mimic.multiplier, joint.mimic.offset,
                                        pj.idx_q, pj.idx_v))
         else:
-            entries.append(_Entry(kind, joint.idx_q, joint.idx_v, pj.idx_q, pj.idx_v))
+            entries.append(_Entry(joint, joint.idx_q, joint.idx_v, pj.idx_q, pj.idx_v))
     return entries, followers
 
 
@@ -142,12 +142,8 @@ def velocity_map(robot, model) -> np.ndarray:
     entries, followers = _layout(robot, model)
     G = np.zeros((model.nv, robot.nv))
     for e in entries:
-        if e.kind == "free":  # Pinocchio [v; w] <- casdyn [w; v]
-            G[e.v_pin : e.v_pin + 3, e.v + 3 : e.v + 6] = np.eye(3)
-            G[e.v_pin + 3 : e.v_pin + 6, e.v : e.v + 3] = np.eye(3)
-        else:
-            n = 3 if e.kind == "planar" else 1  # planar [vx, vy, wz] in both
-            G[e.v_pin : e.v_pin + n, e.v : e.v + n] = np.eye(n)
+        for k, j in enumerate(e.joint.type.pinocchio_velocity_order()):
+            G[e.v_pin + k, e.v + j] = 1.0
     for f in followers:
         G[f.v_pin, f.leader_v] += f.multiplier
     return G
@@ -169,18 +165,14 @@ def to_pinocchio(robot, model, q=None, v=None):
         q = _numbers(q, "q", robot.nq)
         q_pin = np.zeros((*q.shape[:-1], model.nq))
         for e in entries:
-            a, b = e.q, e.q_pin
-            if e.kind == "free":
-                q_pin[..., b : b + 3] = q[..., a : a + 3]
-                unit = _unit(q[..., a + 3 : a + 7], "q")
-                q_pin[..., b + 3 : b + 6], q_pin[..., b + 6] = unit[..., 1:], unit[..., 0]
-            elif e.kind == "planar":
-                q_pin[..., b : b + 2] = q[..., a : a + 2]
-                q_pin[..., b + 2], q_pin[..., b + 3] = np.cos(q[..., a + 2]), np.sin(q[..., a + 2])
-            elif e.kind == "continuous":
-                q_pin[..., b], q_pin[..., b + 1] = np.cos(q[..., a]), np.sin(q[..., a])
-            else:
-                q_pin[..., b] = q[..., a]
+            joint = e.joint
+            mine = q[..., e.q : e.q + joint.type.nq]
+            at = joint.type.quaternion_at
+            if at is not None:  # normalised
+                mine = mine.copy()
+                mine[..., at : at + 4] = _unit(mine[..., at : at + 4], "q")
+            q_pin[..., e.q_pin : e.q_pin + joint.type.pinocchio_nq(joint)] = \
+                joint.type.to_pinocchio(joint, mine)
         for f in followers:
             value = f.multiplier * q[..., f.leader_q] + f.offset
             if f.continuous:
@@ -207,27 +199,13 @@ def from_pinocchio(robot, model, q=None, v=None):
         q_pin = _numbers(q, "q", model.nq)
         q_out = np.zeros((*q_pin.shape[:-1], robot.nq))
         for e in entries:
-            a, b = e.q, e.q_pin
-            if e.kind == "free":
-                q_out[..., a : a + 3] = q_pin[..., b : b + 3]
-                q_out[..., a + 3], q_out[..., a + 4 : a + 7] = (q_pin[..., b + 6],
-                                                                q_pin[..., b + 3 : b + 6])
-            elif e.kind == "planar":
-                q_out[..., a : a + 2] = q_pin[..., b : b + 2]
-                q_out[..., a + 2] = np.arctan2(q_pin[..., b + 3], q_pin[..., b + 2])
-            elif e.kind == "continuous":
-                q_out[..., a] = np.arctan2(q_pin[..., b + 1], q_pin[..., b])
-            else:
-                q_out[..., a] = q_pin[..., b]
+            joint = e.joint
+            theirs = q_pin[..., e.q_pin : e.q_pin + joint.type.pinocchio_nq(joint)]
+            q_out[..., e.q : e.q + joint.type.nq] = joint.type.from_pinocchio(joint, theirs)
     if v is not None:
         v_pin = _numbers(v, "v", model.nv)
         v_out = np.zeros((*v_pin.shape[:-1], robot.nv))
         for e in entries:
-            a, b = e.v, e.v_pin
-            if e.kind == "free":
-                v_out[..., a : a + 3], v_out[..., a + 3 : a + 6] = (v_pin[..., b + 3 : b + 6],
-                                                                    v_pin[..., b : b + 3])
-            else:
-                n = 3 if e.kind == "planar" else 1
-                v_out[..., a : a + n] = v_pin[..., b : b + n]
+            for k, j in enumerate(e.joint.type.pinocchio_velocity_order()):
+                v_out[..., e.v + j] = v_pin[..., e.v_pin + k]
     return q_out, v_out

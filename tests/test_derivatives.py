@@ -104,7 +104,7 @@ def test_analytical_rnea_derivatives_equal_ad(case):
     use, with external forces on every body; random trees with planar and floating joints
     inside, fixed and floating bases."""
     robot, _ = load_case(case)
-    stages = robot._functions._stages
+    stages = robot._functions.stages
     rng = np.random.default_rng(7)
     for model in (robot.model, stages.grouped):
         q, qd, qdd = (ca.SX.sym(n, size) for n, size in (("q", model.nq), ("qd", model.nv),
@@ -152,7 +152,7 @@ def test_long_chains_take_the_analytical_derivatives(floating_base):
 def test_analytical_mass_matrix_has_the_rotor_inertias():
     """d tau / d qdd from the derivative recursions is CRBA's M, armature on the diagonal."""
     robot = casdyn.load_robot("ur5e", armature={"shoulder_pan_joint": 0.3, "wrist_3_joint": 2.0})
-    model = robot._functions._stages.grouped
+    model = robot._functions.stages.grouped
     q = ca.SX.sym("q", model.nq)
     zero = ca.SX.zeros(model.nv)
     partials = derivatives.rnea_derivatives(model, q, zero, zero,

@@ -45,7 +45,7 @@ def _state(robot, seed=0, scale=1.7):
     """A random state whose free-joint quaternions have norm ``scale``."""
     q, qd, x, fext = random_state(robot, seed)
     for joint in robot.model.joints:
-        if joint.kind == "free":
+        if joint.type.name == "free":
             q[joint.idx_q + 3 : joint.idx_q + 7] *= scale
     return q, qd, x, fext
 
@@ -61,7 +61,7 @@ def test_layout_follows_the_spec(floating):
     assert robot.floating_base and robot.base_name == fixed
     assert robot.joint_names[0] == "floating_base"
     assert robot.body_names[0] == robot.model.bodies[0].name
-    assert robot.nq == robot.nv + 1 + sum(j.kind == "free" for j in robot.model.joints[1:])
+    assert robot.nq == robot.nv + 1 + sum(j.type.name == "free" for j in robot.model.joints[1:])
     np.testing.assert_array_equal(robot.home_configuration()[:7], [0, 0, 0, 1, 0, 0, 0])
     assert f"floating base: free joint 'floating_base' from {fixed!r}" in repr(robot)
 
@@ -175,7 +175,7 @@ def test_integrate_and_difference_agree_with_pinocchio(floating):
     expected = pin.integrate(reference.model, reference.q(q0), reference.v(v))
     assert_close(reference.q(q1), expected)
     for joint in robot.model.joints:
-        if joint.kind == "free":
+        if joint.type.name == "free":
             assert abs(np.linalg.norm(q1[joint.idx_q + 3 : joint.idx_q + 7]) - 1) < 1e-15
     q2 = robot.random_configuration(rng)
     v2 = robot.difference(q0, q2)
@@ -183,9 +183,9 @@ def test_integrate_and_difference_agree_with_pinocchio(floating):
                                                  reference.q(q2)))
     # Pinocchio wraps the angles of continuous and planar joints into [-pi, pi]; casdyn's
     # angles are plain numbers, their difference plain subtraction
-    unwrapped = [k for j in robot.model.joints if j.kind == "free" or (
-        j.kind in ("revolute", "prismatic") and not j.continuous)
-        for k in range(j.idx_v, j.idx_v + (6 if j.kind == "free" else 1))]
+    unwrapped = [k for j in robot.model.joints if j.type.name == "free" or (
+        j.type.name in ("revolute", "prismatic") and not j.continuous)
+        for k in range(j.idx_v, j.idx_v + (6 if j.type.name == "free" else 1))]
     assert_close(v2[unwrapped], expected_v[unwrapped])
     _assert_same_configuration(reference, robot.integrate(q0, v2), q2)
     assert_close(robot.integrate(q0, v, dt=0.25), robot.integrate(q0, 0.25 * v))

@@ -14,6 +14,7 @@ from random_trees import random_urdf
 from test_corpus import ROOT
 
 import casdyn
+from casdyn.functions.stages import singular_joints
 
 PANDA = ROOT / "panda_description/urdf/panda.urdf"
 
@@ -74,7 +75,7 @@ def test_romeo_with_its_massless_hand_joints_locked_has_forward_dynamics():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", casdyn.ModelWarning)  # see test_loading.py
         robot = casdyn.load_urdf(path, floating_base=True)
-    massless = robot.model.joints_moving_no_inertia()
+    massless = singular_joints(robot.model)
     assert massless
     with pytest.raises(casdyn.ModelError):
         robot.forward_dynamics()

@@ -170,7 +170,8 @@ def test_the_top_level_namespace_is_exactly_all():
     assert set(namespace) - {"__builtins__"} == set(casdyn.__all__)
     assert all(hasattr(casdyn, name) for name in casdyn.__all__)
     importlib.import_module("casdyn.codegen.kernels")  # a submodule imported later stays out too
-    assert not {"os", "annotations", "arguments", "kernels", "codegen", "runtime", "tree"} & set(dir(casdyn))
+    internal = {"os", "annotations", "arguments", "kernels", "codegen", "runtime", "tree"}
+    assert not internal & set(dir(casdyn))
     assert not hasattr(casdyn, "os") and not hasattr(casdyn, "annotations")
 
 

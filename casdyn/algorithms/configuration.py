@@ -11,26 +11,25 @@ import numpy as np
 
 from ..errors import InputError, ModelWarning
 from ..math.spatial import SX
-from ..model.joints import JOINT_TYPES
 from ..model.srdf import FREE_FLYER_NAMES, SRDF
 from ..model.tree import Model
 
 
 def neutral(model: Model) -> np.ndarray:
     """Every joint's home coordinates, (nq,)."""
-    return _joined([JOINT_TYPES[j.kind].neutral(j) for j in model.coordinate_joints])
+    return _joined([j.type.neutral(j) for j in model.coordinate_joints])
 
 
 def position_limits(model: Model) -> tuple[np.ndarray, np.ndarray]:
     """``(lower, upper)``, (nq,) each: each joint type's limits."""
-    limits = [JOINT_TYPES[j.kind].limits(j) for j in model.coordinate_joints]
+    limits = [j.type.limits(j) for j in model.coordinate_joints]
     return _joined([low for low, _ in limits]), _joined([high for _, high in limits])
 
 
 def per_velocity(model: Model, value) -> np.ndarray:
     """(nv,): ``value(joint)`` for each 1-dof joint, inf for each velocity of the others."""
-    return _joined([np.array([value(j)]) if JOINT_TYPES[j.kind].nv == 1
-                    else np.full(JOINT_TYPES[j.kind].nv, np.inf)
+    return _joined([np.array([value(j)]) if j.type.one_dof
+                    else np.full(j.type.nv, np.inf)
                     for j in model.coordinate_joints])
 
 
@@ -39,7 +38,7 @@ def random(model: Model, rng: np.random.Generator, bounded: bool = False,
     """A random configuration, (nq,), or ``n`` of them, (n, nq): each joint's draw from its
     sampling box. Joints that have none (prismatic joints without limits) are an error, or
     with ``bounded`` draw in [-1, 1]."""
-    types = [JOINT_TYPES[j.kind] for j in model.coordinate_joints]
+    types = [j.type for j in model.coordinate_joints]
     if not types:
         return np.zeros(0) if n is None else np.zeros((n, 0))
     boxes = [_box(t, j, bounded) for t, j in zip(types, model.coordinate_joints, strict=True)]
@@ -68,7 +67,7 @@ def integrate(model: Model, q: SX, v: SX) -> SX:
     unit time (:meth:`casdyn.model.joints.JointType.integrate`)."""
     parts = []
     for joint in model.coordinate_joints:
-        kind = JOINT_TYPES[joint.kind]
+        kind = joint.type
         parts.append(kind.integrate(q[joint.idx_q : joint.idx_q + kind.nq],
                                     v[joint.idx_v : joint.idx_v + kind.nv]))
     return ca.vertcat(*parts) if parts else SX.zeros(0, 1)
@@ -78,7 +77,7 @@ def difference(model: Model, q0: SX, q1: SX) -> SX:
     """``q1 ⊖ q0`` (nv x 1): the rates that :func:`integrate` takes from ``q0`` to ``q1``."""
     parts = []
     for joint in model.coordinate_joints:
-        kind = JOINT_TYPES[joint.kind]
+        kind = joint.type
         rows = slice(joint.idx_q, joint.idx_q + kind.nq)
         parts.append(kind.difference(q0[rows], q1[rows]))
     return ca.vertcat(*parts) if parts else SX.zeros(0, 1)
@@ -86,7 +85,7 @@ def difference(model: Model, q0: SX, q1: SX) -> SX:
 
 def is_vector_space(model: Model) -> bool:
     """Whether ``integrate`` is plain addition for every joint (then ``nq == nv``)."""
-    return all(JOINT_TYPES[joint.kind].vector_space for joint in model.coordinate_joints)
+    return all(joint.type.vector_space for joint in model.coordinate_joints)
 
 
 def tangent_map(model: Model, q: SX) -> SX | None:
@@ -97,7 +96,7 @@ def tangent_map(model: Model, q: SX) -> SX | None:
         return None
     T = SX(model.nq, model.nv)
     for joint in model.coordinate_joints:
-        kind = JOINT_TYPES[joint.kind]
+        kind = joint.type
         rows = slice(joint.idx_q, joint.idx_q + kind.nq)
         block = kind.tangent(q[rows])
         T[rows, joint.idx_v : joint.idx_v + kind.nv] = SX.eye(kind.nv) if block is None else block
@@ -139,7 +138,7 @@ def named(srdf: SRDF, model: Model) -> dict[str, np.ndarray]:
             if joint.mimic is not None:
                 continue
             where = f"srdf {srdf.label}: group_state {state.name!r}, joint {name!r}"
-            q[joint.idx_q : joint.idx_q + _size(joint)] = _coordinates(joint, values, where)
+            q[joint.idx_q : joint.idx_q + joint.type.nq] = _coordinates(joint, values, where)
         if unknown:
             warnings.warn(f"srdf {srdf.label}: group_state {state.name!r} names joints the "
                           f"robot {model.name!r} does not have, ignored: {', '.join(unknown)}",
@@ -148,23 +147,16 @@ def named(srdf: SRDF, model: Model) -> dict[str, np.ndarray]:
     return named
 
 
-def _size(joint) -> int:
-    return {"free": 7, "planar": 3}.get(joint.kind, 1)
-
-
 def _coordinates(joint, values: tuple[float, ...], where: str) -> np.ndarray:
-    """A joint's SRDF value (Pinocchio's layout) as casdyn coordinates."""
-    v = np.asarray(values)
-    if joint.kind == "free" and v.size == 7:
-        if not np.any(v[3:]):
-            raise InputError(f"{where}: the quaternion is zero")
-        return np.r_[v[:3], v[6], v[3:6]]  # quaternion last -> scalar first
-    if joint.kind == "planar" and v.size in (3, 4):
-        return v if v.size == 3 else np.r_[v[:2], np.arctan2(v[3], v[2])]
-    if joint.kind in ("revolute", "prismatic") and (
-            v.size == 1 or (v.size == 2 and joint.continuous)):
-        return v if v.size == 1 else np.arctan2(v[1:], v[:1])
-    expected = {"free": "7 (x y z qx qy qz qw)", "planar": "3 (x y theta) or 4 (x y cos sin)"}
-    wanted = expected.get(joint.kind, "1 (or cos sin for a continuous joint)"
-                          if joint.continuous else "1")
-    raise InputError(f"{where}: expected {wanted} values, got {v.size}")
+    """A joint's SRDF value (Pinocchio's layout, or casdyn's where they differ in size) as
+    casdyn coordinates."""
+    v = np.asarray(values, dtype=float)
+    q = joint.type.from_pinocchio(joint, v)
+    if q is None:
+        sizes = sorted({joint.type.nq, joint.type.pinocchio_nq(joint)})
+        raise InputError(f"{where}: expected {' or '.join(map(str, sizes))} values "
+                         f"(Pinocchio's layout), got {v.size}")
+    at = joint.type.quaternion_at
+    if at is not None and not np.any(q[at : at + 4]):
+        raise InputError(f"{where}: the quaternion is zero")
+    return q

@@ -18,7 +18,6 @@ import casadi as ca
 from ..errors import ModelError
 from ..math.factorization import TreeLDLT
 from ..math.spatial import SX, BodyInertia, FrameMotion, RigidInertia, Transform
-from ..model.joints import JOINT_TYPES
 from ..model.tree import Model
 from .kinematics import base_poses, joint_states
 
@@ -104,7 +103,7 @@ def velocity_order(model: Model) -> list[int]:
     for i in model.order:
         joint = model.joints[i]
         if joint.mimic is None:
-            order += list(range(joint.idx_v, joint.idx_v + JOINT_TYPES[joint.kind].nv))
+            order += list(range(joint.idx_v, joint.idx_v + joint.type.nv))
     return order
 
 

@@ -18,7 +18,6 @@ import numpy as np
 
 from ..math.inertia import Inertia, parameter_map, to_parameters
 from ..math.spatial import SX
-from ..model.joints import JOINT_TYPES
 from ..model.tree import Model
 
 # a column of stacked regressors is dependent where pivoted QR leaves less than this
@@ -54,7 +53,7 @@ def joint_terms(model: Model) -> list[tuple[int, str]]:
     """The parameters after the inertial ones, as ``(joint index, field)``: with joint
     friction, ``damping`` and ``friction`` of every 1-dof joint (``model.joints`` order);
     with an armature given, ``armature`` of every 1-dof joint with a coordinate."""
-    one_dof = [i for i, joint in enumerate(model.joints) if JOINT_TYPES[joint.kind].nv == 1]
+    one_dof = [i for i, joint in enumerate(model.joints) if joint.type.one_dof]
     terms = [(i, name) for i in one_dof for name in ("damping", "friction")] \
         if model.joint_friction else []
     if any(joint.armature for joint in model.joints):

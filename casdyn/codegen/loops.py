@@ -17,7 +17,6 @@ from ..functions.registry import SIGNATURES
 from ..functions.size_policy import sx_function, velocity_pairs
 from ..functions.stages import Stages
 from ..math.spatial import SX
-from ..model.joints import JOINT_TYPES
 from ..model.tree import Model
 from . import kernels
 
@@ -58,7 +57,7 @@ def solves_in_loops(model: Model) -> bool:
     nv = model.nv
     if nv < LOOP_SOLVE_VELOCITIES:
         return False
-    within = sum(k * (k - 1) // 2 for k in (JOINT_TYPES[j.kind].nv for j in model.joints))
+    within = sum(k * (k - 1) // 2 for k in (j.type.nv for j in model.joints))
     return (velocity_pairs(model) - within) / (nv * (nv + 1) / 2) >= LOOP_SOLVE_FILL
 
 

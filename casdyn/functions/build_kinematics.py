@@ -22,7 +22,7 @@ def _at_the_origin(model: Model, q: SX) -> SX:
     without the root's position the graph does not add it to every position and subtract it
     again."""
     for joint in model.joints:
-        if joint.parent < 0 and joint.kind == "free":
+        if joint.parent < 0 and joint.type.origin_in_q:
             q = ca.vertcat(q[: joint.idx_q], SX.zeros(3, 1), q[joint.idx_q + 3 :])
     return q
 

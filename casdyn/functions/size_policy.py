@@ -7,7 +7,6 @@ from __future__ import annotations
 import casadi as ca
 
 from ..math.spatial import SX
-from ..model.joints import JOINT_TYPES
 from ..model.tree import Model
 
 # outputs built by the tree-sparse algorithms, where CSE merges the poses their pieces share
@@ -65,7 +64,7 @@ def smallest(candidates: list[list[SX]], inputs: list[SX], s: dict) -> list[SX]:
 
 def velocity_pairs(model: Model) -> int:
     """The number of (velocity, velocity of the same or an ancestor joint) pairs."""
-    nv = [JOINT_TYPES[joint.kind].nv for joint in model.joints]
+    nv = [joint.type.nv for joint in model.joints]
     return sum(nv[i] * sum(nv[j] for j in model.support(i)) for i in range(len(nv)))
 
 

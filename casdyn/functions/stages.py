@@ -11,7 +11,6 @@ from ..algorithms import configuration, dynamics
 from ..errors import ModelError
 from ..math.spatial import SX
 from ..model.grouping import grouped
-from ..model.joints import JOINT_TYPES
 from ..model.reframe import sparsify_frames
 from ..model.tree import Model
 
@@ -94,9 +93,11 @@ class Stages:
 
 
 def null_vector(model: Model, q: SX, matrix: SX, tolerance: float) -> np.ndarray | None:
-    """``|v|`` of the smallest eigenvalue of the symmetric ``matrix(q)`` if that eigenvalue is
-    at most ``tolerance`` times the largest at both of two random configurations (seeded,
-    bounded): the matrix is singular whatever ``q``; None where it is regular."""
+    """Where the null space of the symmetric ``matrix(q)`` lives, if its smallest eigenvalue
+    is at most ``tolerance`` times the largest at both of two random configurations (seeded,
+    bounded), so that the matrix is singular whatever ``q``: per row, the largest ``|v|`` of
+    the eigenvectors of those small eigenvalues (several null motions, e.g. two massless
+    hands, all show). None where it is regular."""
     evaluate = ca.Function("matrix", [q], [matrix])
     rng = np.random.default_rng(0)
     for _ in range(2):
@@ -110,7 +111,8 @@ def null_vector(model: Model, q: SX, matrix: SX, tolerance: float) -> np.ndarray
         values, vectors = np.linalg.eigh(value * scale[:, None] * scale[None, :])
         if values[0] > tolerance * max(values[-1], 1e-300):
             return None
-    return np.abs(vectors[:, 0])
+    null = values <= tolerance * max(values[-1], 1e-300)
+    return np.abs(vectors[:, null]).max(axis=1)
 
 
 class _NotFinite(Exception):
@@ -127,4 +129,4 @@ def singular_joints(model: Model) -> tuple[str, ...]:
     if null is None:
         return ()
     return tuple(j.name for j in model.joints if np.any(
-        null[j.idx_v : j.idx_v + JOINT_TYPES[j.kind].nv] > 0.1 * null.max()))
+        null[j.idx_v : j.idx_v + j.type.nv] > 0.1 * null.max()))

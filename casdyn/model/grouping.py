@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .joints import JOINT_TYPES
 from .tree import Model
 
 
@@ -39,7 +38,7 @@ def grouped(model: Model) -> Model:
     inertias = [joint.inertia for joint in model.joints]
     for i in reversed(model.order):
         joint = model.joints[i]
-        moved, inertias[i] = JOINT_TYPES[joint.kind].split(inertias[i])
+        moved, inertias[i] = joint.type.split(inertias[i])
         if joint.parent >= 0:
             inertias[joint.parent] = inertias[joint.parent] + moved.transformed(
                 joint.rotation, joint.translation

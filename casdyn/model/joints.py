@@ -6,7 +6,8 @@ its frame, its motion subspace ``S`` and how forces project on it, in the joint 
 the base frame, its step of the articulated-body algorithm, which part of a body's inertia it
 cannot tell from its parent's (for :mod:`casdyn.model.grouping`), and its coordinates: neutral,
 random, ``integrate``, ``difference`` and the tangent map. The model (:mod:`casdyn.model.tree`)
-stores a type name per joint; the algorithms ask the type.
+gives each joint its type object (as Pinocchio's ``model.joints[i]`` is its joint model); the
+algorithms ask the type and never test which type it is.
 
 Velocities are body twists: every type's ``S`` is constant in the moved frame, made of unit
 columns, each a turn about or a slide along one axis of that frame (``dofs``). Every 1-dof
@@ -29,7 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import casadi as ca
 import numpy as np
@@ -40,17 +41,30 @@ from ..math.factorization import LDLT
 from ..math.inertia import Inertia
 from ..math.spatial import SX, FrameMotion, RigidInertia, Transform, articulated_update, symmetrized
 
-if TYPE_CHECKING:
-    from .tree import Joint
-
 TURN, SLIDE = "turn", "slide"
+
+
+class Joint(Protocol):
+    """What a joint type reads of a joint of the model (:class:`casdyn.model.tree.Joint`)."""
+
+    name: str
+    type: JointType
+    lower: float
+    upper: float
+    continuous: bool
+    offset: float
+    idx_q: int
+    idx_v: int
+    rotation: np.ndarray
+    translation: np.ndarray
+    mimic: object
 
 
 class JointType:
     """What every joint type provides. The motion subspace parts are written once, from
     ``dofs``: the generic forms reduce, for one dof, to the 1-dof graphs."""
 
-    kind: str
+    name: str  # "revolute" (URDF continuous too), "prismatic", "planar", "free"
     nq: int = 1
     nv: int = 1
     dofs: tuple[tuple[str, int], ...]  # S's columns: (TURN or SLIDE, axis 0..2)
@@ -60,6 +74,24 @@ class JointType:
     turns_about_z: bool = False
     # integrate is plain addition (and the tangent map the identity)
     vector_space: bool = True
+    # the URDF <axis> orients the joint (its frame is turned so that the axis is z)
+    has_axis: bool = True
+    # where q holds a quaternion [qw, qx, qy, qz] within the joint's coordinates, if it does
+    quaternion_at: int | None = None
+    # the first three coordinates are the moved frame's origin in the joint frame
+    origin_in_q: bool = False
+
+    def __reduce__(self):
+        return (joint_type, (self.name,))  # one object per type, also after unpickling
+
+    def __repr__(self) -> str:
+        return f"<joint type {self.name}>"
+
+    @property
+    def one_dof(self) -> bool:
+        """Whether the joint has one coordinate and one velocity (scalar limits, friction,
+        rotor inertia and identifiable parameters)."""
+        return self.nv == 1
 
     @property
     def rows(self) -> tuple[int, ...]:
@@ -208,6 +240,25 @@ class JointType:
         normalises them, it gives the tangent-space derivative); None for the identity."""
         return None
 
+    # --- Pinocchio's layout of the same joint (casdyn.interop, SRDF group states) --------------
+    def pinocchio_nq(self, joint: Joint) -> int:
+        """The number of coordinates Pinocchio's joint model has."""
+        return self.nq
+
+    def to_pinocchio(self, joint: Joint, q: np.ndarray) -> np.ndarray:
+        """Coordinates ``q`` (..., nq) in Pinocchio's layout (..., :meth:`pinocchio_nq`)."""
+        return q
+
+    def from_pinocchio(self, joint: Joint, q: np.ndarray) -> np.ndarray | None:
+        """Pinocchio's coordinates (..., n) in casdyn's (..., nq); None where ``n`` is not a
+        size this joint's coordinates are written in."""
+        return q if q.shape[-1] == self.nq else None
+
+    def pinocchio_velocity_order(self) -> tuple[int, ...]:
+        """Pinocchio's velocity entries as indices of casdyn's (the same for accelerations
+        and forces)."""
+        return tuple(range(self.nv))
+
 
 class OneDof(JointType):
     """A revolute or prismatic joint along z: the axial graphs, limits from the URDF."""
@@ -232,13 +283,27 @@ class OneDof(JointType):
             lower, upper = max(lower, -math.pi), min(upper, math.pi)
         return np.array([lower]), np.array([upper])
 
+    def pinocchio_nq(self, joint: Joint) -> int:
+        """A continuous joint is ``(cos, sin)`` in Pinocchio."""
+        return 2 if joint.continuous else 1
+
+    def to_pinocchio(self, joint: Joint, q: np.ndarray) -> np.ndarray:
+        if not joint.continuous:
+            return q
+        return np.concatenate([np.cos(q), np.sin(q)], axis=-1)
+
+    def from_pinocchio(self, joint: Joint, q: np.ndarray) -> np.ndarray | None:
+        if q.shape[-1] == 2 and joint.continuous:
+            return np.arctan2(q[..., 1:], q[..., :1])
+        return q if q.shape[-1] == 1 else None
+
 
 class Revolute(OneDof):
     """A rotation about z by ``q + offset`` (:mod:`casdyn.model.reframe` may fold a constant turn
     about the axis into ``offset``). URDF ``continuous`` joints are revolute joints without
     limits."""
 
-    kind = "revolute"
+    name = "revolute"
     dofs = ((TURN, 2),)
     turns_about_z = True
 
@@ -268,7 +333,7 @@ class Revolute(OneDof):
 class Prismatic(OneDof):
     """A translation along z by ``q``."""
 
-    kind = "prismatic"
+    name = "prismatic"
     dofs = ((SLIDE, 2),)
 
     def motion(self, joint: Joint, q: SX) -> Transform:
@@ -306,7 +371,7 @@ class Planar(JointType):
     and y are those of the URDF joint frame when the axis is z; otherwise see
     :func:`casdyn.model.tree.axis_alignment`."""
 
-    kind = "planar"
+    name = "planar"
     nq = nv = 3
     vector_space = False
     dofs = ((SLIDE, 0), (SLIDE, 1), (TURN, 2))
@@ -329,6 +394,19 @@ class Planar(JointType):
         c, s = ca.cos(q[2]), ca.sin(q[2])
         return ca.vertcat(ca.horzcat(c, -s, 0), ca.horzcat(s, c, 0), ca.horzcat(0, 0, 1))
 
+    def pinocchio_nq(self, joint: Joint) -> int:
+        """``[x, y, cos theta, sin theta]`` in Pinocchio; the velocities are the same."""
+        return 4
+
+    def to_pinocchio(self, joint: Joint, q: np.ndarray) -> np.ndarray:
+        theta = q[..., 2:3]
+        return np.concatenate([q[..., :2], np.cos(theta), np.sin(theta)], axis=-1)
+
+    def from_pinocchio(self, joint: Joint, q: np.ndarray) -> np.ndarray | None:
+        if q.shape[-1] == 4:
+            return np.concatenate([q[..., :2], np.arctan2(q[..., 3:], q[..., 2:3])], axis=-1)
+        return q if q.shape[-1] == 3 else None
+
 
 class Free(JointType):
     """A free (6-dof) joint, the floating base: ``q = [x, y, z, qw, qx, qy, qz]`` (origin of
@@ -337,9 +415,12 @@ class Free(JointType):
     exponential (as Pinocchio's ``JointModelFreeFlyer``, whose ``q`` has the quaternion
     scalar last and whose ``v`` is linear first)."""
 
-    kind = "free"
+    name = "free"
     nq, nv = 7, 6
     vector_space = False
+    has_axis = False
+    quaternion_at = 3
+    origin_in_q = True
     dofs = ((TURN, 0), (TURN, 1), (TURN, 2), (SLIDE, 0), (SLIDE, 1), (SLIDE, 2))
 
     def motion(self, joint: Joint, q: SX) -> Transform:
@@ -380,10 +461,28 @@ class Free(JointType):
         R = lie.rotation_matrix(q[3:])
         return ca.blockcat([[SX.zeros(3, 3), R], [half, SX.zeros(4, 3)]])
 
+    def to_pinocchio(self, joint: Joint, q: np.ndarray) -> np.ndarray:
+        """Pinocchio's free flyer has the quaternion scalar last."""
+        return np.concatenate([q[..., :3], q[..., 4:7], q[..., 3:4]], axis=-1)
+
+    def from_pinocchio(self, joint: Joint, q: np.ndarray) -> np.ndarray | None:
+        if q.shape[-1] != 7:
+            return None
+        return np.concatenate([q[..., :3], q[..., 6:7], q[..., 3:6]], axis=-1)
+
+    def pinocchio_velocity_order(self) -> tuple[int, ...]:
+        """Pinocchio's free-flyer velocity is ``[v; w]``, casdyn's ``[w; v]``."""
+        return (3, 4, 5, 0, 1, 2)
+
 
 JOINT_TYPES: dict[str, JointType] = {
-    t.kind: t for t in (Revolute(), Prismatic(), Planar(), Free())
+    t.name: t for t in (Revolute(), Prismatic(), Planar(), Free())
 }
+
+
+def joint_type(name: str) -> JointType:
+    """The joint type called ``name`` (a key of :data:`JOINT_TYPES`)."""
+    return JOINT_TYPES[name]
 
 
 class Articulation:
@@ -466,7 +565,7 @@ class JointState:
     @staticmethod
     def at(joint: Joint, q: SX) -> JointState:
         """The state of ``joint`` for the model's whole coordinate vector ``q``."""
-        kind = JOINT_TYPES[joint.kind]
+        kind = joint.type
         qi = q[joint.idx_q] if kind.nq == 1 else q[joint.idx_q : joint.idx_q + kind.nq]
         v = joint.idx_v if kind.nv == 1 else slice(joint.idx_v, joint.idx_v + kind.nv)
         tree = Transform.constant(joint.rotation, joint.translation)

@@ -18,7 +18,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from .joints import JOINT_TYPES
 from .tree import Model, snap
 
 _PARALLEL = 1e-9  # |z_i x z_c| below this: parallel axes
@@ -84,7 +83,7 @@ def _tree(joint, frame_parent, frame_own):
         rotation = rotation_p.T @ rotation
         translation = rotation_p.T @ (translation - np.array([0.0, 0.0, t_p]))
     rotation, translation, offset = snap(rotation), snap(translation), 0.0
-    if JOINT_TYPES[joint.kind].turns_about_z and abs(rotation[0, 2]) < 1e-12:
+    if joint.type.turns_about_z and abs(rotation[0, 2]) < 1e-12:
         # rotation = Rx(alpha) Rz(offset): the Rz part can join the joint angle
         angle = math.atan2(-rotation[0, 1], rotation[0, 0])
         split = snap(rotation @ _rot_z(-angle))
@@ -159,10 +158,10 @@ def sparsify_frames(model: Model) -> Model:
     # unchanged, DH towards its main child, centre of mass on the x axis
     frames = [(np.eye(3), 0.0)] * n
     for i, child in enumerate(_main_children(model)):
-        if not JOINT_TYPES[model.joints[i].kind].axial:
+        if not model.joints[i].type.axial:
             continue  # turning or sliding its frame would change what its q means
         options = [_com_frame(model.joints[i])]
-        if child is not None and JOINT_TYPES[model.joints[child].kind].axial:
+        if child is not None and model.joints[child].type.axial:
             options.append(_frame_change(R[i], o[i], R[child], o[child]))
         chosen, best = frames[i], _cost(model, frames, i, children)
         for option in options:

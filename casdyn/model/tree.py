@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import InputError, ModelError, ModelWarning, URDFError, suggest, unknown_name
 from ..math.inertia import Inertia
-from .joints import JOINT_TYPES
+from .joints import JOINT_TYPES, JointType
 from .urdf import RobotDescription
 
 WORLD = "world"  # the fixed frame of a floating-base model
@@ -52,7 +52,7 @@ class Joint:
     """A movable joint and the body it moves; its frame has the joint axis as z."""
 
     name: str
-    kind: str  # a key of casdyn.model.joints.JOINT_TYPES: "revolute" (also continuous), "prismatic"
+    type: JointType  # what it does: revolute (URDF continuous too), prismatic, planar, free
     parent: int  # index of the parent joint, -1 for the base
     rotation: np.ndarray  # (3, 3) joint frame at q = 0, in the parent joint's frame
     translation: np.ndarray  # (3,)
@@ -122,12 +122,12 @@ class Model:
     @property
     def nq(self) -> int:
         """The number of coordinates, the length of ``q``."""
-        return sum(JOINT_TYPES[joint.kind].nq for joint in self.coordinate_joints)
+        return sum(joint.type.nq for joint in self.coordinate_joints)
 
     @property
     def nv(self) -> int:
         """The number of velocities, the length of ``qd``, ``qdd`` and ``tau``."""
-        return sum(JOINT_TYPES[joint.kind].nv for joint in self.coordinate_joints)
+        return sum(joint.type.nv for joint in self.coordinate_joints)
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -163,13 +163,6 @@ class Model:
             if parent >= 0:
                 totals[parent] = totals[parent] + (move(i, totals[i]) if move else totals[i])
         return totals
-
-    def joints_moving_no_inertia(self) -> tuple[str, ...]:
-        """Joints whose whole subtree has neither mass nor rotational inertia: ``M`` is
-        singular for them, so forward dynamics is undefined."""
-        weight = self.subtree_sums(
-            [j.inertia.mass + float(np.trace(j.inertia.rotational)) for j in self.joints])
-        return tuple(j.name for j, w in zip(self.joints, weight, strict=True) if w <= 0)
 
     def leaf_bodies(self) -> tuple[str, ...]:
         """Bodies that no other body hangs from: the tool and sensor frames."""
@@ -210,8 +203,9 @@ def with_joint_terms(model: Model, joint_friction: bool, armature: dict,
     for name, value in armature.items():
         if name not in names:
             raise _not_movable(model, name, "armature", list(names))
-        if JOINT_TYPES[names[name].kind].nv != 1:
-            raise InputError(f"armature applies to 1-dof joints; {name!r} is {names[name].kind}")
+        if not names[name].type.one_dof:
+            raise InputError(f"armature applies to 1-dof joints; {name!r} is "
+                             f"{names[name].type.name}")
         if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
             raise InputError(f"armature of {name!r} must be a number >= 0, got {value!r}")
     specs = {spec.name: spec for spec in model.description.joints}
@@ -339,7 +333,7 @@ class _Builder:
 
     def build(self) -> Model:
         if self.floating_base:
-            self.joints[0] = Joint(FLOATING_BASE, "free", -1, np.eye(3), np.zeros(3),
+            self.joints[0] = Joint(FLOATING_BASE, JOINT_TYPES["free"], -1, np.eye(3), np.zeros(3),
                                    Inertia.zero(), -math.inf, math.inf)
             self.order.append(0)
             self._visit(self.root, 0, np.eye(3), np.zeros(3))
@@ -357,8 +351,7 @@ class _Builder:
                             mimic=self._mimic(i))
             joints.append(joint)
             if joint.mimic is None:
-                kind = JOINT_TYPES[joint.kind]
-                idx_q, idx_v = idx_q + kind.nq, idx_v + kind.nv
+                idx_q, idx_v = idx_q + joint.type.nq, idx_v + joint.type.nv
         for i, joint in enumerate(joints):  # a mimic joint reads its leader's entries
             if joint.mimic is not None:
                 leader = joints[joint.mimic.leader]
@@ -454,12 +447,12 @@ class _Builder:
         if child.type == "fixed":
             return child.child, joint, snap(origin_rotation), origin_translation
         index = self.q_index[child.name]
-        kind = URDF_JOINT_KINDS[child.type]
+        kind = JOINT_TYPES[URDF_JOINT_KINDS[child.type]]
         # the joint frame has the axis as z; a free joint's frame is the child link's
-        align = np.eye(3) if kind == "free" else axis_alignment(child.axis)
+        align = axis_alignment(child.axis) if kind.has_axis else np.eye(3)
         self.joints[index] = Joint(
             name=child.name,
-            kind=kind,
+            type=kind,
             parent=joint,
             rotation=snap(origin_rotation @ align),
             translation=origin_translation,

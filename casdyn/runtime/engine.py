@@ -70,8 +70,9 @@ class NumericEngine:
         self._no_force = frozen(np.zeros((len(model.bodies), 6)))
         self._pi = frozen(identification.inertial_parameters(model))
         # (first entry in q, joint name) of each quaternion, checked in numeric calls
-        self._quaternions = tuple((joint.idx_q + 3, joint.name)
-                                  for joint in model.coordinate_joints if joint.kind == "free")
+        self._quaternions = tuple((joint.idx_q + joint.type.quaternion_at, joint.name)
+                                  for joint in model.coordinate_joints
+                                  if joint.type.quaternion_at is not None)
 
     @property
     def compiled_keys(self) -> tuple[tuple, ...]:
