@@ -12,9 +12,10 @@ from .algorithms.contacts import Contact
 from .arguments import flag as _flag
 from .errors import CasdynError, ExportError, InputError, ModelError, ModelWarning, URDFError
 from .functions import FUNCTION_NAMES
+from .model.build import build_model
 from .model.shipped import robot_names, robot_srdf, robot_urdf
 from .model.srdf import read_srdf as _read_srdf
-from .model.tree import Model, build_model
+from .model.tree import Model
 from .model.urdf import read_urdf
 from .tree import RigidBodyTree
 

@@ -19,8 +19,9 @@ from .codegen.robot import compile_robot, export_robot
 from .errors import InputError
 from .functions.cache import FunctionCache
 from .model import srdf
+from .model.build import build_model
 from .model.locking import locked_description
-from .model.tree import Model, build_model
+from .model.tree import Model
 from .runtime.engine import NumericEngine, frozen
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..math.spatial import SX, Transform
-from ..model.joints import JointState
+from ..model.joint_state import JointState
 from ..model.tree import Model
 
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 import casadi as ca
 
 from ..math.spatial import SX, FrameMotion, Transform
-from ..model.joints import TURN, JointState
+from ..model.joint_state import JointState
+from ..model.joints import TURN
 from ..model.tree import Model
 from .kinematics import (
     body_frame,

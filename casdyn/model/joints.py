@@ -28,8 +28,6 @@ free        7    6    ``[x, y, z, qw, qx, qy, qz]``          ``[wx, wy, wz, vx, 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from functools import cached_property
 from typing import Protocol
 
 import casadi as ca
@@ -37,11 +35,21 @@ import numpy as np
 
 from ..errors import InputError
 from ..math import lie
-from ..math.factorization import LDLT
 from ..math.inertia import Inertia
-from ..math.spatial import SX, FrameMotion, RigidInertia, Transform, articulated_update, symmetrized
+from ..math.spatial import SX, FrameMotion, Transform
+from .articulation import Articulation, FreeArticulation, ScalarArticulation
 
 TURN, SLIDE = "turn", "slide"
+
+
+class State(Protocol):
+    """What a joint type reads of a joint's state (:class:`casdyn.model.joint_state.JointState`)."""
+
+    tree: Transform  # constant pose of the joint frame at q = 0, in the parent frame
+    motion: Transform  # the joint's own motion
+
+    @property
+    def pose(self) -> Transform: ...
 
 
 class Joint(Protocol):
@@ -103,7 +111,7 @@ class JointType:
         """The pose of the moved frame in the joint frame for coordinates ``q`` (nq x 1)."""
         raise NotImplementedError
 
-    def propagate(self, parent: FrameMotion, state: JointState, qd: SX, qdd: SX) -> FrameMotion:
+    def propagate(self, parent: FrameMotion, state: State, qd: SX, qdd: SX) -> FrameMotion:
         """The moved frame's classical motion from its parent frame's, for joint rates ``qd``
         and accelerations ``qdd`` (Luh, Walker & Paul 1980, in the moved frame's axes): with
         the relative twist ``(w_j, v_j) = S qd`` and ``S`` constant,
@@ -311,7 +319,7 @@ class Revolute(OneDof):
         angle = q + joint.offset if joint.offset else q
         return Transform.rotation_z(ca.cos(angle), ca.sin(angle))
 
-    def propagate(self, parent: FrameMotion, state: JointState, qd: SX, qdd: SX) -> FrameMotion:
+    def propagate(self, parent: FrameMotion, state: State, qd: SX, qdd: SX) -> FrameMotion:
         RT, RzT = state.tree.RT, state.motion.RT
         w = ca.mtimes(RzT, ca.mtimes(RT, parent.w))
         alpha = ca.mtimes(RzT, ca.mtimes(RT, parent.alpha))
@@ -339,7 +347,7 @@ class Prismatic(OneDof):
     def motion(self, joint: Joint, q: SX) -> Transform:
         return Transform.translation_z(q)
 
-    def propagate(self, parent: FrameMotion, state: JointState, qd: SX, qdd: SX) -> FrameMotion:
+    def propagate(self, parent: FrameMotion, state: State, qd: SX, qdd: SX) -> FrameMotion:
         RT = state.tree.RT
         w, alpha = ca.mtimes(RT, parent.w), ca.mtimes(RT, parent.alpha)
         origin = ca.mtimes(RT, parent.point(state.tree.p))
@@ -369,7 +377,7 @@ class Planar(JointType):
     the moved frame's body twist (as Pinocchio's ``JointModelPlanar``), so ``d(x, y)/dt`` is
     ``Rz(theta) [vx, vy]`` and :meth:`integrate` is SE(2)'s exponential. The joint frame's x
     and y are those of the URDF joint frame when the axis is z; otherwise see
-    :func:`casdyn.model.tree.axis_alignment`."""
+    :func:`casdyn.model.build.axis_alignment`."""
 
     name = "planar"
     nq = nv = 3
@@ -483,145 +491,3 @@ JOINT_TYPES: dict[str, JointType] = {
 def joint_type(name: str) -> JointType:
     """The joint type called ``name`` (a key of :data:`JOINT_TYPES`)."""
     return JOINT_TYPES[name]
-
-
-class Articulation:
-    """A joint's step of ABA: ``U = IA S``, ``D = S^T IA S`` (factorised) and
-    ``u = tau - S^T pA``."""
-
-    def __init__(self, U: SX, D: SX, u: SX):
-        self.U, self.D, self.u = U, LDLT(D), u
-
-    def handed_on(self, IA: SX, pA: SX, c: SX) -> tuple[SX, SX]:
-        """``(Ia, pa)``: what the parent body sees, ``IA - U D^-1 U^T`` and
-        ``pA + Ia c + U D^-1 u`` (RBDA eq. 7.41-7.42), in this body's frame."""
-        Ia = symmetrized(IA - ca.mtimes(self.U, self.D.solve(self.U.T)))
-        return Ia, pA + ca.mtimes(Ia, c) + ca.mtimes(self.U, self.D.solve(self.u))
-
-    def acceleration(self, a_prime: SX) -> SX:
-        """``qdd = D^-1 (u - U^T a')`` for the body's acceleration ``a'`` before the joint's."""
-        return self.D.solve(self.u - ca.mtimes(self.U.T, a_prime))
-
-    def body_acceleration(self, a_prime: SX, S_qdd: SX) -> SX:
-        """The body's spatial acceleration ``a' + S qdd``."""
-        return a_prime + S_qdd
-
-
-class ScalarArticulation(Articulation):
-    """One dof along row ``k``: ``D = U[k]`` is a number and ``Ia`` has row and column k
-    exactly zero; with a rotor inertia ``armature``, ``D = U[k] + armature`` and they are
-    not."""
-
-    def __init__(self, U: SX, u: SX, k: int, armature=0.0):
-        self.U, self.u, self.k = U, u, k
-        self.armature = armature if isinstance(armature, SX) or armature != 0 else None
-        self.D = U[k] if self.armature is None else U[k] + armature
-
-    def handed_on(self, IA: SX, pA: SX, c: SX) -> tuple[SX, SX]:
-        Ud = self.U / self.D
-        if self.armature is None:
-            Ia = articulated_update(IA, self.U, Ud, self.k)
-        else:
-            Ia = symmetrized(IA - ca.mtimes(self.U, Ud.T))
-        return Ia, pA + ca.mtimes(Ia, c) + Ud * self.u
-
-    def acceleration(self, a_prime: SX) -> SX:
-        return (self.u - ca.dot(self.U, a_prime)) / self.D
-
-
-class FreeArticulation(Articulation):
-    """Six dofs, ``S = 1``: ``U = D = IA``, so the parent sees no inertia (``Ia = 0``) but
-    the joint's own force ``pA + u``, and ``qdd = IA^-1 u - a'``."""
-
-    def __init__(self, IA: SX, u: SX):
-        super().__init__(IA, IA, u)
-
-    def handed_on(self, IA: SX, pA: SX, c: SX) -> tuple[SX, SX]:
-        return SX.zeros(6, 6), pA + self.u
-
-    @cached_property
-    def _solved(self) -> SX:
-        return self.D.solve(self.u)
-
-    def acceleration(self, a_prime: SX) -> SX:
-        return self._solved - a_prime
-
-    def body_acceleration(self, a_prime: SX, S_qdd: SX) -> SX:
-        """``IA^-1 u`` itself, not ``a' + (IA^-1 u - a')``."""
-        return self._solved
-
-
-@dataclass(frozen=True)
-class JointState:
-    """A joint evaluated at its coordinates: its type, its constant tree transform and its
-    own motion. The algorithms reach the joint type only through it."""
-
-    type: JointType
-    tree: Transform  # constant pose of the joint frame at q = 0, in the parent frame
-    motion: Transform  # the joint's own motion
-    v: int | slice  # where its velocities are in qd, qdd, tau (an index for one: a scalar)
-    multiplier: float | None = None  # a mimic joint's: its rates are multiplier * v's
-
-    @staticmethod
-    def at(joint: Joint, q: SX) -> JointState:
-        """The state of ``joint`` for the model's whole coordinate vector ``q``."""
-        kind = joint.type
-        qi = q[joint.idx_q] if kind.nq == 1 else q[joint.idx_q : joint.idx_q + kind.nq]
-        v = joint.idx_v if kind.nv == 1 else slice(joint.idx_v, joint.idx_v + kind.nv)
-        tree = Transform.constant(joint.rotation, joint.translation)
-        if joint.mimic is None:
-            return JointState(kind, tree, kind.motion(joint, qi), v)
-        k, b = joint.mimic.multiplier, joint.mimic.offset
-        return JointState(kind, tree, kind.motion(joint, k * qi + b), v, k)
-
-    def rates(self, x: SX) -> SX:
-        """The joint's entries of a velocity-sized vector (``qd``, ``qdd``)."""
-        return x[self.v] if self.multiplier is None else self.multiplier * x[self.v]
-
-    def put(self, target: SX, value: SX, rows=None) -> None:
-        """Add the joint's part of a generalised force (or Jacobian columns, ``rows`` of
-        them) to ``target``'s entries for its velocities; a mimic joint's, times its
-        multiplier, to its leader's. (Added, not assigned, as a leader and its mimic joints
-        share entries; where ``target`` holds structural zeros CasADi adds nothing.)"""
-        where = self.v if rows is None else (rows, self.v)
-        scaled = value if self.multiplier is None else self.multiplier * value
-        target[where] = target[where] + scaled
-
-    @property
-    def factor(self) -> float:
-        """What its rates are times its velocities' entries: 1, a mimic joint's multiplier
-        (which may be 0: the joint is then held at its offset)."""
-        return 1.0 if self.multiplier is None else self.multiplier
-
-    @property
-    def columns(self) -> range:
-        """The indices of its velocities."""
-        v = self.v
-        return range(v, v + 1) if isinstance(v, int) else range(v.start, v.stop)
-
-    # --- the type's parts, for this state ------------------------------------------------------
-    def S(self, amount: SX) -> SX:
-        return self.type.S(amount)
-
-    def project(self, force: SX) -> SX:
-        return self.type.project(force)
-
-    def propagate(self, parent: FrameMotion, qd: SX, qdd: SX) -> FrameMotion:
-        return self.type.propagate(parent, self, qd, qdd)
-
-    # --- the joint's transform to its parent ---------------------------------------------
-    def pose(self) -> Transform:
-        """Pose of the moved frame in the parent frame."""
-        return self.tree.then(self.motion)
-
-    def motion_to_child(self, m: SX) -> SX:
-        return self.motion.motion_to_child(self.tree.motion_to_child(m))
-
-    def force_to_parent(self, f: SX) -> SX:
-        return self.tree.force_to_parent(self.motion.force_to_parent(f))
-
-    def rigid_inertia_to_parent(self, inertia: RigidInertia) -> RigidInertia:
-        return self.tree.rigid_inertia_to_parent(self.motion.rigid_inertia_to_parent(inertia))
-
-    def articulated_to_parent(self, inertia: SX) -> SX:
-        return self.tree.articulated_to_parent(self.motion.articulated_to_parent(inertia))

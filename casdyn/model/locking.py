@@ -13,8 +13,9 @@ import numpy as np
 
 from ..arguments import real_numbers
 from ..errors import InputError, suggest
+from .build import URDF_JOINT_KINDS, axis_alignment
 from .joints import JOINT_TYPES
-from .tree import FLOATING_BASE, URDF_JOINT_KINDS, Joint, axis_alignment
+from .tree import FLOATING_BASE, Joint
 from .urdf import JointSpec, RobotDescription
 
 
@@ -51,7 +52,7 @@ def locked_description(description: RobotDescription, positions: dict) -> RobotD
 
 def _fixed(joint: JointSpec, position) -> JointSpec:
     """A fixed joint at ``joint``'s pose for ``position``: origin, then the joint's motion in
-    its frame (axis as z, as casdyn.model.tree builds it), back to the child link frame."""
+    its frame (axis as z, as casdyn.model.build builds it), back to the child link frame."""
     kind = JOINT_TYPES[URDF_JOINT_KINDS[joint.type]]
     q = np.atleast_1d(real_numbers(position, f"locked position of joint {joint.name!r}"))
     q = q.ravel()

@@ -18,7 +18,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from .tree import Model, snap
+from .build import snap
+from .tree import Model
 
 _PARALLEL = 1e-9  # |z_i x z_c| below this: parallel axes
 
