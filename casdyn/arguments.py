@@ -190,3 +190,44 @@ def fill_batch(view: np.ndarray, value: np.ndarray, single_ndim: int, n: int) ->
 
 def _shape(value) -> str:
     return "x".join(str(d) for d in value.shape) if value.shape else "scalar"
+
+
+def generator(rng) -> np.random.Generator:
+    """``rng`` if a Generator, else NumPy's generator seeded with it (None: fresh entropy)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if not isinstance(rng, bool | float | np.floating | str | bytes):
+        try:
+            return np.random.default_rng(rng)
+        except (TypeError, ValueError):
+            pass
+    raise InputError("rng must be a numpy.random.Generator, a seed (a non-negative integer "
+                     f"or a sequence of them) or None, got {rng!r}")
+
+
+def task_options(body: str, at, reference_frame: str) -> dict:
+    """The options of a task-space function; the point ``at`` made hashable (None: the
+    frame origin)."""
+    return {"body": body, "point": None if at is None else point(at, "point"),
+            "reference_frame": reference_frame}
+
+
+def scalar(value):
+    """A scalar Function output as a float (a batch: an (N,) array; symbols unchanged)."""
+    if isinstance(value, np.ndarray):
+        return float(value[0]) if value.ndim == 1 and value.shape == (1,) else value[..., 0]
+    return value
+
+
+def fext_row(index: int, n_bodies: int, wrench):
+    """An ``n_bodies x 6`` ``fext`` with ``wrench`` (a base-frame spatial force, 6) in row
+    ``index``: of the same kind for symbols, ``(N, n_bodies, 6)`` for a batch (N, 6)."""
+    wrench = vector(wrench, "wrench", 6)
+    kind = symbolic_kind([wrench])
+    if kind:
+        fext = kind.zeros(n_bodies, 6)
+        fext[index, :] = wrench.T
+        return fext
+    fext = np.zeros((*wrench.shape[:-1], n_bodies, 6))  # a batch: one per wrench
+    fext[..., index, :] = wrench
+    return fext

@@ -18,11 +18,14 @@ from .algorithms.contacts import contact_list
 from .codegen.robot import compile_robot, export_robot
 from .errors import InputError
 from .functions.cache import FunctionCache
+from .functions.registry import describe_functions
 from .model import srdf
 from .model.build import build_model
 from .model.locking import locked_description
 from .model.tree import Model
 from .runtime.engine import NumericEngine, frozen
+
+_task = arguments.task_options  # the options of a task-space function
 
 
 class RigidBodyTree:
@@ -184,7 +187,7 @@ class RigidBodyTree:
         ``[-1, 1]^3``, planar joints ``x, y`` in ``[-1, 1]``. ``rng`` is a
         ``numpy.random.Generator`` or a seed. With ``n``, a batch of n, (n, nq), drawn at
         once."""
-        rng = _generator(rng)
+        rng = arguments.generator(rng)
         if n is not None and (isinstance(n, bool) or not isinstance(n, int | np.integer)
                               or n < 0):
             raise InputError(f"n must be a count of configurations, got {n!r}")
@@ -331,11 +334,11 @@ class RigidBodyTree:
 
     def kinetic_energy(self, q=None, qd=None):
         """``qd^T M qd / 2``, a scalar."""
-        return _scalar(self._call("kinetic_energy", q=q, qd=qd))
+        return arguments.scalar(self._call("kinetic_energy", q=q, qd=qd))
 
     def potential_energy(self, q=None):
         """``-m g . c``, a scalar: zero with the centre of mass at the base origin."""
-        return _scalar(self._call("potential_energy", q=q))
+        return arguments.scalar(self._call("potential_energy", q=q))
 
     # --- contacts ---------------------------------------------------------------------------------
     def contact_dynamics(self, q=None, qd=None, tau=None, contacts=(), fext=None, damping=0.0):
@@ -381,15 +384,7 @@ class RigidBodyTree:
         index = self._model.body_index(body)
         if q is not None:
             return self._call("external_force", {"body": body}, wrench=wrench, q=q)
-        wrench = arguments.vector(wrench, "wrench", 6)
-        kind = arguments.symbolic_kind([wrench])
-        if kind:
-            fext = kind.zeros(self.n_bodies, 6)
-            fext[index, :] = wrench.T
-            return fext
-        fext = np.zeros((*wrench.shape[:-1], self.n_bodies, 6))  # a batch: one per wrench
-        fext[..., index, :] = wrench
-        return fext
+        return arguments.fext_row(index, self.n_bodies, wrench)
 
     # --- C export ---------------------------------------------------------------------------
     def export_c(
@@ -405,37 +400,24 @@ class RigidBodyTree:
         progress: bool | None = None,
     ) -> dict[str, ca.Function]:
         """Export Functions as C source and header, compile them to a shared library with the
-        system C compiler and load them back.
+        system C compiler and load them back; returns key -> loaded ``casadi.Function`` (the
+        cached SX Functions when ``compile`` is False). A failed export writes nothing.
 
-        ``functions``: a name from ``casdyn.FUNCTION_NAMES``; or a list of names,
-        ``(name, options)`` pairs such as ``("geometric_jacobian", {"body": "tool0"})`` and
-        ``(key, name, options)`` triples that choose the key; or a dict ``{key: name or
-        (name, options)}``; or None for every function — the body-specific ones for each
-        leaf body (the tool frames); the contact functions only when listed with their
-        ``contacts``. Returns key → loaded ``casadi.Function`` (the cached SX functions when
-        ``compile`` is False). The key is the caller's if given, else the function's name
-        followed by what tells variants apart (:mod:`casdyn.codegen.selection`): ``nofext``,
-        ``parametric``, the body, the frame it is relative to, ``local`` — so
-        ``"inverse_dynamics"``, ``"inverse_dynamics_nofext"``,
-        ``"get_transform_tool0_base"``, and ``"contact_dynamics"`` for any contacts (the
-        contacts, a ``point`` and ``dt`` do not show). Two different Functions under one
-        key are an :class:`InputError` asking for keys.
-
-        Files are ``casdyn_<robot>.c``, ``.h`` and ``libcasdyn_<robot>.so``, and
-        ``casdyn_<robot>_<key>.c`` for each function of
-        ``casdyn.codegen.export.LARGE_FUNCTION`` instructions or more (compiled in parallel, with
-        lighter optimisation unless ``flags`` are given; default flags ``-O3 -fPIC
-        -shared``; ``flags`` is a sequence of strings or one string split as a shell would,
-        ``"-O2 -fPIC -shared"``); a failed export writes none. The C symbols are
-        ``<prefix>_<key>`` (``prefix`` a string, default the robot's name made a C
-        identifier), so that several robots' libraries link into one program;
-        ``prefix=""`` gives plain ``<key>``. The loaded Functions are named ``<key>``.
-        ``native=True`` builds the library for this machine's processor
-        (``-march=native``: fused multiply-add and AVX where it has them, up to 40 % faster
-        for large functions) — it may then not run on another machine; the C files stay
-        portable either way. :meth:`compile` always does so. ``progress``: report on stderr
-        once the work takes more than a second (:mod:`casdyn.progress`); None: only when
-        stderr is a terminal (or ``$CASDYN_PROGRESS=1``), False: never, True: always.
+        ``functions``: a name; or a list of names, ``(name, options)`` pairs such as
+        ``("geometric_jacobian", {"body": "tool0"})`` and ``(key, name, options)`` triples;
+        or a dict ``{key: name or (name, options)}``; or None for every Function (the
+        body-specific ones for each leaf body; the contact functions only when listed with
+        their ``contacts``). A key is the caller's if given, else the name followed by what
+        tells variants apart (``inverse_dynamics_nofext``, ``get_transform_tool0_base``,
+        ``contact_dynamics`` for any contacts); two Functions under one key are an
+        :class:`InputError`. Files: ``casdyn_<robot>.c``, ``.h``, ``libcasdyn_<robot>.so``
+        (large Functions in files of their own, compiled in parallel). C symbols are
+        ``<prefix>_<key>`` (``prefix`` default: the robot's name; ``""``: plain keys).
+        ``flags``: a sequence of strings or one string (default ``-O3 -fPIC -shared``);
+        ``native=True`` builds for this processor (``-march=native``; may not run
+        elsewhere). ``progress``: report on stderr once the work takes more than a second;
+        None: only when stderr is a terminal or ``$CASDYN_PROGRESS=1``. The rules in full:
+        the documentation's "Optimisation" page.
         """
         return export_robot(self._functions, functions, directory, compile, compiler, flags,
                             prefix, native, progress)
@@ -465,86 +447,20 @@ class RigidBodyTree:
 
     # --- CasADi functions -----------------------------------------------------------------
     def function(self, name: str, **options) -> ca.Function:
-        """The cached ``casadi.Function`` ``name`` with the SPEC's named inputs and outputs.
+        """The cached ``casadi.Function`` ``name`` (an SX graph built once per option set)
+        with named inputs and outputs, behind the numeric method of the same name.
 
-        Call it by keyword (``f(q=q, qd=qd)``, inputs left out are zero; a dict of the
-        outputs) or with every input in this order (a list of the outputs). Functions, their
-        inputs → outputs, and their options with the defaults:
-
-        * ``inverse_dynamics(q, qd, qdd, fext) -> tau``; ``fext=True``, ``parameters=False``
-        * ``forward_dynamics(q, qd, tau, fext) -> qdd``; ``fext=True``, ``parameters=False``
-        * ``mass_matrix(q) -> M``; ``parameters=False``
-        * ``velocity_product(q, qd) -> c``
-        * ``gravity_torque(q) -> g``
-        * ``bias_force(q, qd) -> h``
-        * ``geometric_jacobian(q) -> J``; ``body``, ``point=None``, ``reference_frame="base"``
-        * ``get_transform(q) -> T``; ``body``, ``relative_to=None``
-        * ``center_of_mass(q) -> com, com_jacobian``
-        * ``external_force(wrench, q) -> fext``; ``body``
-        * ``inverse_dynamics_derivatives(q, qd, qdd, fext) -> dtau_dq, dtau_dqd,
-          dtau_dqdd``; ``fext=True``
-        * ``forward_dynamics_derivatives(q, qd, tau, fext) -> dqdd_dq, dqdd_dqd,
-          dqdd_dtau``; ``fext=True``
-        * ``integrate(q, v) -> q_next``; ``dt=1.0``
-        * ``difference(q0, q1) -> v``
-        * ``frame_velocity(q, qd) -> velocity``; ``body``, ``point=None``,
-          ``reference_frame="base"``
-        * ``frame_acceleration(q, qd, qdd) -> acceleration``; ``body``, ``point=None``,
-          ``reference_frame="base"``
-        * ``jacobian_time_derivative(q, qd) -> Jdot``; ``body``, ``point=None``,
-          ``reference_frame="base"``
-        * ``centroidal_momentum_matrix(q) -> A_G``
-        * ``centroidal_momentum(q, qd) -> h_G``
-        * ``centroidal_momentum_bias(q, qd) -> Adot_qd``
-        * ``kinetic_energy(q, qd) -> T``
-        * ``potential_energy(q) -> V``
-        * ``contact_dynamics(q, qd, tau, fext, damping) -> qdd, forces``; ``contacts``
-          (required), ``fext=True``: five inputs (four with ``fext=False``), ``damping``
-          a scalar (``J_c qdd + Jdot_c qd = -damping J_c qd``); ``forces`` one row per
-          contact
-        * ``impulse_dynamics(q, qd_minus, restitution) -> qd_plus, impulses``; ``contacts``
-          (required)
-        * ``regressor(q, qd, qdd) -> Y``
-
-        Options: ``body=`` a body name (required where listed); ``relative_to=`` the frame
-        ``T`` is in (default the base); ``point=(x, y, z)`` a point in the body's frame;
-        ``reference_frame=`` ``"base"`` (base-frame axes) or ``"local"`` (the body's axes)
-        for task-space vectors; ``fext=False`` the variant without the ``fext`` input;
-        ``parameters=True`` adds an input ``pi`` (the inertial parameters,
-        :meth:`inertial_parameters`); ``dt=`` the step of ``integrate``; ``contacts=`` a
-        sequence of :class:`casdyn.Contact` (or body names for point contacts) held by
-        ``contact_dynamics`` and ``impulse_dynamics``, whose ``forces`` / ``impulses`` are
-        in base-frame axes (see :meth:`contact_dynamics`). ``fext`` inputs are
-        ``n_bodies x 6``, one row per entry of :attr:`body_names`.
+        Call it by keyword (``f(q=q, qd=qd)``; inputs left out are zero; a dict of the
+        outputs) or with every input in order (a list of the outputs). ``fext`` inputs are
+        ``n_bodies x 6``, one row per entry of :attr:`body_names`. Options: ``body=`` a body
+        name; ``relative_to=`` the frame ``T`` is in; ``point=(x, y, z)`` a point in the
+        body's frame; ``reference_frame=`` ``"base"`` or ``"local"`` axes; ``fext=False``
+        the variant without ``fext``; ``parameters=True`` an extra input ``pi``
+        (:meth:`inertial_parameters`); ``dt=`` the step of ``integrate``; ``contacts=``
+        :class:`casdyn.Contact` s held by the contact functions. The Functions, their
+        inputs -> outputs and options with their defaults:
         """
         return self._functions.get(name, **options)
 
 
-def _generator(rng) -> np.random.Generator:
-    """``rng`` if a Generator, else NumPy's generator seeded with it (None: fresh entropy)."""
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if not isinstance(rng, bool | float | np.floating | str | bytes):
-        try:
-            return np.random.default_rng(rng)
-        except (TypeError, ValueError):
-            pass
-    raise InputError("rng must be a numpy.random.Generator, a seed (a non-negative integer "
-                     f"or a sequence of them) or None, got {rng!r}")
-
-
-def _point(point):
-    """A point option as a hashable tuple (None: the frame origin)."""
-    return None if point is None else arguments.point(point, "point")
-
-
-def _task(body: str, point, reference_frame: str) -> dict:
-    """The options of a task-space function."""
-    return {"body": body, "point": _point(point), "reference_frame": reference_frame}
-
-
-def _scalar(value):
-    """A scalar Function output as a float (a batch: an (N,) array; symbols unchanged)."""
-    if isinstance(value, np.ndarray):
-        return float(value[0]) if value.ndim == 1 and value.shape == (1,) else value[..., 0]
-    return value
+RigidBodyTree.function.__doc__ += describe_functions(" " * 8)  # one line per Function

@@ -65,6 +65,18 @@ def builds_parametric(name: str) -> Callable[[Callable], Callable]:
     return register
 
 
+def describe_functions(indent: str = "") -> str:
+    """One bullet line per registered Function: ``name(inputs) -> outputs``; its options with
+    their defaults (``body`` and ``contacts`` are required)."""
+    lines = []
+    for s in SIGNATURES.values():
+        options = ", ".join(f"``{k}``" if v is None else f"``{k}={v!r}``"
+                            for k, v in s.options.items())
+        line = f"{indent}* ``{s.name}({', '.join(s.inputs)}) -> {', '.join(s.outputs)}``"
+        lines.append(f"{line}; {options}" if options else line)
+    return "\n" + "\n".join(lines) + "\n"
+
+
 def resolve_options(model: Model, name: str, options: dict) -> dict:
     """``options`` of the Function ``name`` checked against ``model`` and completed with the
     defaults; bodies and contacts are checked to exist, points made hashable."""
