@@ -39,13 +39,13 @@ def rnea(model: Model, q: SX, qd: SX, qdd: SX, base_acceleration: SX | None = No
     f = body_forces(model, states, qd, qdd, a_base)
     tau = SX.zeros(model.nv, 1)
     for i in reversed(model.order):
-        joint, X = model.joints[i], states[i]
-        torque = X.project(f[i])
+        joint, state = model.joints[i], states[i]
+        torque = state.project(f[i])
         if present(joint.armature):  # a rotor's inertia, on the joint's own rate
-            torque = torque + joint.armature * X.rates(qdd)
-        X.put(tau, torque)
+            torque = torque + joint.armature * state.rates(qdd)
+        state.put(tau, torque)
         if joint.parent >= 0:
-            f[joint.parent] = f[joint.parent] + X.force_to_parent(f[i])
+            f[joint.parent] = f[joint.parent] + state.force_to_parent(f[i])
     return tau
 
 
@@ -58,9 +58,9 @@ def body_forces(model: Model, states: list, qd: SX, qdd: SX, a_base: SX) -> list
     motion: list = [None] * n  # body motions, body frames
     f: list = [None] * n  # body forces, body frames
     for i in model.order:
-        joint, X = model.joints[i], states[i]
-        motion[i] = X.propagate(base if joint.parent < 0 else motion[joint.parent],
-                                X.rates(qd), X.rates(qdd))
+        joint, state = model.joints[i], states[i]
+        motion[i] = state.propagate(base if joint.parent < 0 else motion[joint.parent],
+                                state.rates(qd), state.rates(qdd))
         f[i] = BodyInertia(joint.inertia).force(motion[i])
     return f
 
@@ -69,9 +69,9 @@ def body_velocities(model: Model, states: list, qd: SX) -> list[SX]:
     """Each body's spatial velocity ``[w; v]`` in its own frame (``v``: of its origin)."""
     v: list = [None] * len(model.joints)
     for i in model.order:
-        X, parent = states[i], model.joints[i].parent
-        vJ = X.S(X.rates(qd))
-        v[i] = vJ if parent < 0 else X.motion_to_child(v[parent]) + vJ
+        state, parent = states[i], model.joints[i].parent
+        vJ = state.S(state.rates(qd))
+        v[i] = vJ if parent < 0 else state.motion_to_child(v[parent]) + vJ
     return v
 
 
@@ -128,30 +128,30 @@ def aba(model: Model, q: SX, qd: SX, tau: SX) -> SX:
     IA: list = [None] * n  # articulated-body inertias (6x6), body frames
     pA: list = [None] * n  # articulated bias forces (classical), body frames
     for i in model.order:
-        X, parent = states[i], model.joints[i].parent
-        rates = X.rates(qd)
-        at_rest = X.propagate(FrameMotion(zero if parent < 0 else w[parent], zero, zero),
+        state, parent = states[i], model.joints[i].parent
+        rates = state.rates(qd)
+        at_rest = state.propagate(FrameMotion(zero if parent < 0 else w[parent], zero, zero),
                               rates, SX.zeros(rates.shape))
         w[i], c[i] = at_rest.w, ca.vertcat(at_rest.alpha, at_rest.origin)
         IA[i] = RigidInertia.constant(model.joints[i].inertia).articulated()
         pA[i] = BodyInertia(model.joints[i].inertia).force(FrameMotion(w[i], zero, zero))
     articulation: list = [None] * n
     for i in reversed(model.order):
-        X, parent = states[i], model.joints[i].parent
-        articulation[i] = X.type.articulate(IA[i], tau[X.v] - X.project(pA[i]),
+        state, parent = states[i], model.joints[i].parent
+        articulation[i] = state.type.articulate(IA[i], tau[state.v] - state.project(pA[i]),
                                             model.joints[i].armature)
         if parent >= 0:
             Ia, pa = articulation[i].handed_on(IA[i], pA[i], c[i])
-            IA[parent] = IA[parent] + X.articulated_to_parent(Ia)
-            pA[parent] = pA[parent] + X.force_to_parent(pa)
+            IA[parent] = IA[parent] + state.articulated_to_parent(Ia)
+            pA[parent] = pA[parent] + state.force_to_parent(pa)
     a_base = gravity_acceleration(model)
     a: list = [None] * n
     qdd = SX.zeros(model.nv, 1)
     for i in model.order:
-        X, parent = states[i], model.joints[i].parent
-        a_prime = X.motion_to_child(a_base if parent < 0 else a[parent]) + c[i]
-        qdd[X.v] = articulation[i].acceleration(a_prime)
-        a[i] = articulation[i].body_acceleration(a_prime, X.S(qdd[X.v]))
+        state, parent = states[i], model.joints[i].parent
+        a_prime = state.motion_to_child(a_base if parent < 0 else a[parent]) + c[i]
+        qdd[state.v] = articulation[i].acceleration(a_prime)
+        a[i] = articulation[i].body_acceleration(a_prime, state.S(qdd[state.v]))
     return qdd
 
 
