@@ -28,6 +28,7 @@ import numpy as np
 
 from . import arguments
 from .errors import CasdynError, InputError
+from .model.tree import Joint
 
 FREE_FLYER = "JointModelFreeFlyer"
 MIMIC = "JointModelMimic"
@@ -46,7 +47,7 @@ class _Entry:
     """One casdyn joint with coordinates and where its values sit in both layouts; its
     joint type knows how they are written in each (``JointType.to_pinocchio`` ...)."""
 
-    joint: object  # casdyn.model.tree.Joint
+    joint: Joint
     q: int  # casdyn's first coordinate
     v: int  # casdyn's first velocity
     q_pin: int

@@ -53,7 +53,7 @@ class RigidBodyTree:
         return {"model": self._model, "srdf": self._srdf}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["model"], state.get("srdf"))
+        RigidBodyTree.__init__(self, state["model"], state.get("srdf"))
 
     # --- description ----------------------------------------------------------------------
     @property
@@ -167,6 +167,8 @@ class RigidBodyTree:
         massless joints locked so that forward dynamics is defined. Bodies keep their names;
         mimic joints follow their locked leader."""
         model = self._model
+        if model.description is None:
+            raise InputError(f"robot {self.name!r} has no description to lock joints in")
         description = locked_description(model.description, positions)
         armature = {j.name: j.armature for j in model.joints
                     if j.armature and j.name not in positions}
@@ -463,4 +465,5 @@ class RigidBodyTree:
         return self._functions.get(name, **options)
 
 
-RigidBodyTree.function.__doc__ += describe_functions(" " * 8)  # one line per Function
+RigidBodyTree.function.__doc__ = (RigidBodyTree.function.__doc__ or "") + describe_functions(
+    " " * 8)  # one line per Function

@@ -28,7 +28,7 @@ free        7    6    ``[x, y, z, qw, qx, qy, qz]``          ``[wx, wy, wz, vx, 
 from __future__ import annotations
 
 import math
-from typing import Protocol
+from typing import Any, Protocol
 
 import casadi as ca
 import numpy as np
@@ -55,17 +55,28 @@ class State(Protocol):
 class Joint(Protocol):
     """What a joint type reads of a joint of the model (:class:`casdyn.model.tree.Joint`)."""
 
-    name: str
-    type: JointType
-    lower: float
-    upper: float
-    continuous: bool
-    offset: float
-    idx_q: int
-    idx_v: int
-    rotation: np.ndarray
-    translation: np.ndarray
-    mimic: object
+    @property
+    def name(self) -> str: ...
+    @property
+    def type(self) -> JointType: ...
+    @property
+    def lower(self) -> float: ...
+    @property
+    def upper(self) -> float: ...
+    @property
+    def continuous(self) -> bool: ...
+    @property
+    def offset(self) -> float: ...
+    @property
+    def idx_q(self) -> int: ...
+    @property
+    def idx_v(self) -> int: ...
+    @property
+    def rotation(self) -> np.ndarray: ...
+    @property
+    def translation(self) -> np.ndarray: ...
+    @property
+    def mimic(self) -> Any: ...
 
 
 class JointType:
