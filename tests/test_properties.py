@@ -28,12 +28,27 @@ def test_mass_matrix_columns_are_inverse_dynamics_of_unit_accelerations(urdf_tex
     assert_close(robot.mass_matrix(q), np.column_stack(columns))
 
 
-def test_gravity_torque_and_velocity_product_split_inverse_dynamics(urdf_text):
+def test_gravity_torque_is_the_gradient_of_the_potential_energy(urdf_text):
+    """``g = dV/dq``, with ``V = -m g . c`` from the centre of mass: independent of RNEA."""
+    robot = casdyn.load_urdf(urdf_text)
+    q = random_state(robot)[0]
+    gradient = _finite_difference(robot.potential_energy, q)
+    assert_close(robot.gravity_torque(q), np.array(gradient), rtol=1e-6)
+    assert_close(robot.inverse_dynamics(q), robot.gravity_torque(q))
+
+
+def test_velocity_product_is_quadratic_and_does_no_work_beyond_mdot(urdf_text):
+    """``C(q, qd) qd`` is quadratic in ``qd``, and ``qd . c = qd^T Mdot qd / 2`` (the
+    power balance ``dT/dt = qd . (tau - g)`` with ``T = qd^T M qd / 2``), ``Mdot`` by
+    central differences of the mass matrix along ``qd``: independent of RNEA's terms."""
     robot = casdyn.load_urdf(urdf_text)
     q, qd, _, _ = random_state(robot)
-    assert_close(robot.gravity_torque(q), robot.inverse_dynamics(q))
-    assert_close(robot.velocity_product(q, qd),
-                 robot.inverse_dynamics(q, qd) - robot.gravity_torque(q))
+    c = robot.velocity_product(q, qd)
+    assert_close(robot.velocity_product(q, 2 * qd), 4 * c)
+    step = 1e-6
+    Mdot = (robot.mass_matrix(q + step * qd) - robot.mass_matrix(q - step * qd)) / (2 * step)
+    assert abs(qd @ c - qd @ Mdot @ qd / 2) <= 1e-6 * max(1.0, abs(qd @ Mdot @ qd))
+    assert_close(c, robot.inverse_dynamics(q, qd) - robot.gravity_torque(q))
 
 
 def _finite_difference(f, q, step=1e-6):
