@@ -55,13 +55,13 @@ def body_forces(model: Model, states: list, qd: SX, qdd: SX, a_base: SX) -> list
     accelerates with ``a_base`` (6 x 1, base frame)."""
     base = FrameMotion(SX.zeros(3, 1), a_base[:3], a_base[3:])
     n = len(model.joints)
-    motion: list = [None] * n  # body motions, body frames
+    body_motion: list = [None] * n  # body motions, body frames
     f: list = [None] * n  # body forces, body frames
     for i in model.order:
         joint, state = model.joints[i], states[i]
-        motion[i] = state.propagate(base if joint.parent < 0 else motion[joint.parent],
-                                state.rates(qd), state.rates(qdd))
-        f[i] = BodyInertia(joint.inertia).force(motion[i])
+        parent_motion = base if joint.parent < 0 else body_motion[joint.parent]
+        body_motion[i] = state.propagate(parent_motion, state.rates(qd), state.rates(qdd))
+        f[i] = BodyInertia(joint.inertia).force(body_motion[i])
     return f
 
 
@@ -171,7 +171,7 @@ def crba(model: Model, q: SX) -> SX:
     C neither computes nor stores them.
     """
     states = joint_states(model, q)
-    states = [replace(state, motion=Transform.identity())
+    states = [replace(state, XJ=Transform.identity())
               if model.joints[i].parent < 0 and state.type.nv == 6 else state
               for i, state in enumerate(states)]
     n = len(model.joints)

@@ -30,7 +30,7 @@ def chain_poses(
     path = model.support(joint)
     pose, chain = Transform.identity(), []
     for j in reversed(path[: path.index(ancestor)] if ancestor >= 0 else path):
-        pose = pose.then(states[j].tree).then(states[j].motion)
+        pose = pose.then(states[j].Xtree).then(states[j].XJ)
         chain.append((j, pose))
     return chain
 
@@ -46,8 +46,8 @@ def base_poses(model: Model, states: list[JointState]) -> list[Transform]:
     poses: list[Transform | None] = [None] * len(model.joints)
     for i in model.order:
         parent = model.joints[i].parent
-        start = states[i].tree if parent < 0 else poses[parent].then(states[i].tree)
-        poses[i] = start.then(states[i].motion)
+        start = states[i].Xtree if parent < 0 else poses[parent].then(states[i].Xtree)
+        poses[i] = start.then(states[i].XJ)
     return poses
 
 
@@ -109,7 +109,7 @@ def poses_seen_from(model: Model, states: list[JointState], joint: int,
     chain = []
     for j in model.support(joint):
         chain.append((j, pose))
-        pose = pose.then(states[j].motion.inverse()).then(states[j].tree.inverse())
+        pose = pose.then(states[j].XJ.inverse()).then(states[j].Xtree.inverse())
     return chain[::-1]
 
 

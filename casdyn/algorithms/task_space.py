@@ -95,12 +95,12 @@ def frame_acceleration(model: Model, q: SX, qd: SX, qdd: SX, body: int, point=No
     joint, offset = body_frame(model, body, point)
     if joint < 0:
         return SX.zeros(6, 1)
-    motion = FrameMotion(SX.zeros(3, 1), SX.zeros(3, 1), SX.zeros(3, 1))
+    frame = FrameMotion(SX.zeros(3, 1), SX.zeros(3, 1), SX.zeros(3, 1))
     for j in reversed(model.support(joint)):
-        motion = states[j].propagate(motion, states[j].rates(qd), states[j].rates(qdd))
+        frame = states[j].propagate(frame, states[j].rates(qd), states[j].rates(qdd))
     # in local axes the chain's poses are not needed at all
     R = offset.R.T if local else chain_pose(model, states, joint).R
-    return ca.vertcat(ca.mtimes(R, motion.alpha), ca.mtimes(R, motion.point(offset.p)))
+    return ca.vertcat(ca.mtimes(R, frame.alpha), ca.mtimes(R, frame.point(offset.p)))
 
 
 def jacobian_time_derivative(model: Model, q: SX, qd: SX, body: int, point=None,

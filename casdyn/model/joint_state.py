@@ -15,8 +15,8 @@ class JointState:
     own motion. The algorithms reach the joint type only through it."""
 
     type: JointType
-    tree: Transform  # constant pose of the joint frame at q = 0, in the parent frame
-    motion: Transform  # the joint's own motion
+    Xtree: Transform  # constant pose of the joint frame at q = 0, in the parent frame
+    XJ: Transform  # the joint's own motion (jcalc's XJ)
     v: int | slice  # where its velocities are in qd, qdd, tau (an index for one: a scalar)
     multiplier: float | None = None  # a mimic joint's: its rates are multiplier * v's
 
@@ -28,9 +28,9 @@ class JointState:
         v = joint.idx_v if kind.nv == 1 else slice(joint.idx_v, joint.idx_v + kind.nv)
         tree = Transform.constant(joint.rotation, joint.translation)
         if joint.mimic is None:
-            return JointState(kind, tree, kind.motion(joint, qi), v)
+            return JointState(kind, tree, kind.joint_transform(joint, qi), v)
         k, b = joint.mimic.multiplier, joint.mimic.offset
-        return JointState(kind, tree, kind.motion(joint, k * qi + b), v, k)
+        return JointState(kind, tree, kind.joint_transform(joint, k * qi + b), v, k)
 
     def rates(self, x: SX) -> SX:
         """The joint's entries of a velocity-sized vector (``qd``, ``qdd``)."""
@@ -70,16 +70,16 @@ class JointState:
     # --- the joint's transform to its parent ---------------------------------------------
     def pose(self) -> Transform:
         """Pose of the moved frame in the parent frame."""
-        return self.tree.then(self.motion)
+        return self.Xtree.then(self.XJ)
 
     def motion_to_child(self, m: SX) -> SX:
-        return self.motion.motion_to_child(self.tree.motion_to_child(m))
+        return self.XJ.motion_to_child(self.Xtree.motion_to_child(m))
 
     def force_to_parent(self, f: SX) -> SX:
-        return self.tree.force_to_parent(self.motion.force_to_parent(f))
+        return self.Xtree.force_to_parent(self.XJ.force_to_parent(f))
 
     def rigid_inertia_to_parent(self, inertia: RigidInertia) -> RigidInertia:
-        return self.tree.rigid_inertia_to_parent(self.motion.rigid_inertia_to_parent(inertia))
+        return self.Xtree.rigid_inertia_to_parent(self.XJ.rigid_inertia_to_parent(inertia))
 
     def articulated_to_parent(self, inertia: SX) -> SX:
-        return self.tree.articulated_to_parent(self.motion.articulated_to_parent(inertia))
+        return self.Xtree.articulated_to_parent(self.XJ.articulated_to_parent(inertia))

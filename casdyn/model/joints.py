@@ -45,8 +45,8 @@ TURN, SLIDE = "turn", "slide"
 class State(Protocol):
     """What a joint type reads of a joint's state (:class:`casdyn.model.joint_state.JointState`)."""
 
-    tree: Transform  # constant pose of the joint frame at q = 0, in the parent frame
-    motion: Transform  # the joint's own motion
+    Xtree: Transform  # constant pose of the joint frame at q = 0, in the parent frame
+    XJ: Transform  # the joint's own motion (jcalc's XJ)
 
     @property
     def pose(self) -> Transform: ...
@@ -118,7 +118,7 @@ class JointType:
         return tuple(axis + (3 if kind == SLIDE else 0) for kind, axis in self.dofs)
 
     # --- the joint's own motion ------------------------------------------------------------
-    def motion(self, joint: Joint, q: SX) -> Transform:
+    def joint_transform(self, joint: Joint, q: SX) -> Transform:
         """The pose of the moved frame in the joint frame for coordinates ``q`` (nq x 1)."""
         raise NotImplementedError
 
@@ -326,15 +326,15 @@ class Revolute(OneDof):
     dofs = ((TURN, 2),)
     turns_about_z = True
 
-    def motion(self, joint: Joint, q: SX) -> Transform:
+    def joint_transform(self, joint: Joint, q: SX) -> Transform:
         angle = q + joint.offset if joint.offset else q
         return Transform.rotation_z(ca.cos(angle), ca.sin(angle))
 
     def propagate(self, parent: FrameMotion, state: State, qd: SX, qdd: SX) -> FrameMotion:
-        RT, RzT = state.tree.RT, state.motion.RT
+        RT, RzT = state.Xtree.RT, state.XJ.RT
         w = ca.mtimes(RzT, ca.mtimes(RT, parent.w))
         alpha = ca.mtimes(RzT, ca.mtimes(RT, parent.alpha))
-        origin = ca.mtimes(RzT, ca.mtimes(RT, parent.point(state.tree.p)))
+        origin = ca.mtimes(RzT, ca.mtimes(RT, parent.point(state.Xtree.p)))
         # alpha + w x (qd e_z) + qdd e_z
         return FrameMotion(w + ca.vertcat(0, 0, qd),
                            alpha + ca.vertcat(w[1] * qd, -w[0] * qd, qdd), origin)
@@ -355,15 +355,15 @@ class Prismatic(OneDof):
     name = "prismatic"
     dofs = ((SLIDE, 2),)
 
-    def motion(self, joint: Joint, q: SX) -> Transform:
+    def joint_transform(self, joint: Joint, q: SX) -> Transform:
         return Transform.translation_z(q)
 
     def propagate(self, parent: FrameMotion, state: State, qd: SX, qdd: SX) -> FrameMotion:
-        RT = state.tree.RT
+        RT = state.Xtree.RT
         w, alpha = ca.mtimes(RT, parent.w), ca.mtimes(RT, parent.alpha)
-        origin = ca.mtimes(RT, parent.point(state.tree.p))
+        origin = ca.mtimes(RT, parent.point(state.Xtree.p))
         # the origin slides by q e_z: its acceleration gains U q e_z, 2 w x (qd e_z), qdd e_z
-        slid = FrameMotion(w, alpha, origin).point(state.motion.p)
+        slid = FrameMotion(w, alpha, origin).point(state.XJ.p)
         twice = 2 * qd
         return FrameMotion(w, alpha, slid + ca.vertcat(w[1] * twice, -w[0] * twice, qdd))
 
@@ -395,7 +395,7 @@ class Planar(JointType):
     vector_space = False
     dofs = ((SLIDE, 0), (SLIDE, 1), (TURN, 2))
 
-    def motion(self, joint: Joint, q: SX) -> Transform:
+    def joint_transform(self, joint: Joint, q: SX) -> Transform:
         turn = Transform.rotation_z(ca.cos(q[2]), ca.sin(q[2]))
         return Transform(turn.R, ca.vertcat(q[0], q[1], 0))
 
@@ -442,7 +442,7 @@ class Free(JointType):
     origin_in_q = True
     dofs = ((TURN, 0), (TURN, 1), (TURN, 2), (SLIDE, 0), (SLIDE, 1), (SLIDE, 2))
 
-    def motion(self, joint: Joint, q: SX) -> Transform:
+    def joint_transform(self, joint: Joint, q: SX) -> Transform:
         return Transform(lie.rotation_matrix(q[3:]), q[:3])
 
     def articulate(self, IA: SX, u: SX, armature=0.0) -> Articulation:

@@ -66,9 +66,9 @@ def _fixed(joint: JointSpec, position) -> JointSpec:
                              "quaternion [qw, qx, qy, qz] is zero; it may have any nonzero norm")
         q = np.concatenate([q[:3], q[3:7] / largest])  # a copy: the caller keeps theirs
     plain = Joint(joint.name, kind, -1, np.eye(3), np.zeros(3), None, -np.inf, np.inf)
-    motion = kind.motion(plain, ca.DM(q) if kind.nq > 1 else float(q[0]))
-    rotation = np.array(ca.evalf(ca.SX(motion.R)))
-    translation = np.array(ca.evalf(ca.SX(motion.p))).ravel()
+    XJ = kind.joint_transform(plain, ca.DM(q) if kind.nq > 1 else float(q[0]))
+    rotation = np.array(ca.evalf(ca.SX(XJ.R)))
+    translation = np.array(ca.evalf(ca.SX(XJ.p))).ravel()
     align = axis_alignment(joint.axis) if kind.has_axis else np.eye(3)
     origin = joint.origin_rotation @ align
     return replace(joint, type="fixed", xyz=joint.xyz + origin @ translation,
