@@ -15,6 +15,8 @@ import casdyn
 from casdyn import function_spec, progress
 from casdyn.cli import main
 
+pytestmark = pytest.mark.slow  # the installed console script and its exports
+
 
 def test_info_lists_joints_limits_bodies_and_mass(capsys):
     assert main(["info", "scara"]) == 0

@@ -154,6 +154,7 @@ def test_redundant_contacts_are_refused_with_their_names():
         robot.impulse_dynamics(None, None, [Contact("FL_FOOT", "6d"), Contact("FL_FOOT")])
 
 
+@pytest.mark.slow
 def test_contact_functions_are_casadi_functions_that_differentiate_and_export(tmp_path):
     robot = casdyn.load_robot("solo12", floating_base=True)
     f = robot.function("contact_dynamics", contacts=SOLO_FEET)

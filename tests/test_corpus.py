@@ -21,6 +21,8 @@ from pinocchio_reference import Reference
 
 import casdyn
 
+pytestmark = pytest.mark.slow  # every example-robot-data URDF against Pinocchio
+
 CORPUS_RELATIVE = 1e-8
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # the examples run end to end
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 

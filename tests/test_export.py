@@ -19,6 +19,8 @@ from casdyn import ExportError
 from casdyn.codegen import export, library_cache
 from casdyn.functions.registry import SIGNATURES
 
+pytestmark = pytest.mark.slow  # C export and compilation
+
 
 def random_inputs(function, rng):
     return [rng.normal(size=function.size_in(i)) for i in range(function.n_in())]

@@ -11,6 +11,8 @@ import casdyn
 from casdyn import InputError
 from casdyn.codegen import export
 
+pytestmark = pytest.mark.slow  # C export and compilation
+
 TOOL = [casdyn.Contact("tool0")]
 WRIST = [casdyn.Contact("wrist_3_link", point=(0.0, 0.0, 0.1))]
 

@@ -11,6 +11,8 @@ import casdyn
 from casdyn import InputError
 from casdyn.codegen import library_cache
 
+pytestmark = pytest.mark.slow  # compiled libraries
+
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):

@@ -353,7 +353,8 @@ def _with_quaternion(q, scale):
     return q
 
 
-@pytest.mark.parametrize("compiled", [False, True], ids=["sx", "compiled"])
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.slow)],
+                         ids=["sx", "compiled"])
 def test_a_zero_quaternion_is_an_input_error_naming_q_and_the_joint(compiled, tmp_path):
     robot = casdyn.load_robot("solo12", floating_base=True)
     if compiled:
@@ -376,7 +377,8 @@ def test_a_zero_quaternion_is_an_input_error_naming_q_and_the_joint(compiled, tm
     assert symbolic.shape == (robot.nv, robot.nv)
 
 
-@pytest.mark.parametrize("compiled", [False, True], ids=["sx", "compiled"])
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.slow)],
+                         ids=["sx", "compiled"])
 def test_any_nonzero_quaternion_norm_gives_the_unit_quaternions_numbers(compiled, tmp_path):
     """SPEC: the quaternion may have any nonzero norm. Norms from 1e-300 to 1e300 (whose
     squares under- or overflow) give the numbers of the unit quaternion, single and batched."""

@@ -14,6 +14,7 @@ import warnings
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
+import pytest
 from conftest import assert_close
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -21,6 +22,8 @@ from pinocchio_reference import Reference
 
 import casdyn
 from casdyn.functions.stages import singular_joints
+
+pytestmark = pytest.mark.slow  # property tests on many random trees
 
 ODD_NAME = st.text(alphabet="ab_-./é 0", min_size=1, max_size=10).filter(
     lambda s: s.strip() == s and s not in ("universe", "root_joint"))

@@ -16,6 +16,8 @@ from casdyn.codegen import export, kernels
 from casdyn.codegen.loops import for_c, solves_in_loops
 from casdyn.math.factorization import TreeLDLT
 
+pytestmark = pytest.mark.slow  # C export of long chains
+
 
 def random_tree_system(seed: int, n: int = 9):
     """A random symmetric positive definite ``M`` (n x n) with the sparsity of a branched

@@ -235,6 +235,7 @@ def test_a_string_that_is_neither_xml_nor_a_file_is_a_urdf_error(source):
     assert len(str(info.value)) < 400
 
 
+@pytest.mark.slow
 def test_a_chain_of_two_thousand_links_loads():
     inertial = ('<inertial><mass value="1"/><origin xyz="0.05 0 0"/>'
                 '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>')

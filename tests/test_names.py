@@ -105,6 +105,7 @@ def test_compiled_functions_are_cached_per_function(robot, tmp_path):
         assert_close(robot.geometric_jacobian(q, options["body"]), want)
 
 
+@pytest.mark.slow
 def test_export_and_compile_with_odd_robot_and_body_names(tmp_path):
     for name in ("arm (sim)", "arm_", "ünï", "y" * 300):
         robot = odd_robot(name)

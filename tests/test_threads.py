@@ -68,6 +68,7 @@ def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("CASDYN_CACHE", str(tmp_path / "cache"))
 
 
+@pytest.mark.slow
 def test_compiled_path_is_exact_from_eight_threads(cache):
     robot = casdyn.load_robot("ur5e").compile()
     assert _run_in_threads(robot, _states(robot)) == []
