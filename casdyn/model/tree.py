@@ -38,9 +38,10 @@ from .urdf import RobotDescription
 WORLD = "world"  # the fixed frame of a floating-base model
 UNIVERSE = "universe"  # its name where the root link is called "world"
 FLOATING_BASE = "floating_base"  # its free joint
-# URDF joint type -> casdyn.model.joints type
+# URDF joint type -> casdyn.model.joints type ("ball" is no URDF type: descriptions read from
+# MJCF have it)
 URDF_JOINT_KINDS = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic",
-                "planar": "planar", "floating": "free"}
+                "planar": "planar", "floating": "free", "ball": "ball"}
 
 # Entries of constant rotations this close to 0 or ±1 are trigonometric round-off
 # (cos(pi/2) = 6e-17); snapping them lets CasADi drop the multiplications they would cost.
@@ -52,7 +53,8 @@ class Joint:
     """A movable joint and the body it moves; its frame has the joint axis as z."""
 
     name: str
-    type: JointType  # what it does: revolute (URDF continuous too), prismatic, planar, free
+    type: JointType  # what it does: revolute (URDF continuous too), prismatic, planar, ball,
+    # free
     parent: int  # index of the parent joint, -1 for the base
     rotation: np.ndarray  # (3, 3) joint frame at q = 0, in the parent joint's frame
     translation: np.ndarray  # (3,)
