@@ -31,6 +31,7 @@ __all__ = [
     "URDFError",
     "__version__",
     "integrators",
+    "load_mjcf",
     "load_robot",
     "load_urdf",
     "robot_names",
@@ -59,6 +60,34 @@ def load_urdf(source: str | _os.PathLike, *, gravity=(0.0, 0.0, -9.81),
     srdf_data = _read_srdf(srdf) if srdf is not None else None
     return RigidBodyTree(build_model(read_urdf(source), gravity, floating_base, joint_friction,
                                      armature, friction_smoothing), srdf_data)
+
+
+def load_mjcf(source, *, floating_base: bool | None = None, gravity=None,
+              joint_friction: bool = False) -> RigidBodyTree:
+    """Load a robot from MJCF (MuJoCo's XML): a file path, a string holding the XML or a
+    ``mujoco.MjModel``, compiled by MuJoCo's own compiler (``pip install mujoco``).
+
+    ``floating_base=None`` follows the file: a ``free`` joint on the one top-level body
+    that moves makes the base floating (``q[0:7]`` its ``qpos``, ``qd[0:6]`` the body
+    twist ``[w; v]``; see :func:`casdyn.model.mjcf.mujoco_velocity_map` for MuJoCo's
+    ``qvel``); ``True`` also frees a top-level body without joints; ``False`` welds every
+    free joint at its ``qpos0``. ``gravity=None`` takes the model's ``opt.gravity``.
+    ``q`` is ``qpos`` joint by joint (hinge and slide joints at their ``ref`` pose when
+    ``q = ref``), bodies and joints keep their MJCF names (an unnamed joint is
+    ``"<body>_joint<k>"``), named sites are bodies too. ``armature`` is the joints' rotor
+    inertia; with ``joint_friction=True`` ``damping`` and ``frictionloss`` act as
+    ``tau += damping qd + frictionloss tanh(qd / 1e-3)``. What casdyn does not model
+    (tendons, actuators, equality constraints, springs, contacts) is named in a
+    :class:`ModelWarning`."""
+    from .model.mjcf import read_mjcf
+
+    if floating_base is not None:
+        floating_base = _flag(floating_base, "floating_base")
+    joint_friction = _flag(joint_friction, "joint_friction")
+    read = read_mjcf(source, floating_base)
+    return RigidBodyTree(build_model(read.description,
+                                     read.gravity if gravity is None else gravity,
+                                     read.floating_base, joint_friction, read.armature))
 
 
 def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81), floating_base: bool = False,
