@@ -130,6 +130,7 @@ class _Reader:
         self.used = set(self.body_names) | set(self.joint_names)
         self.floating = self._floating(floating_base)
         self.weld_free = floating_base is False  # every free joint fixed at its qpos0
+        self.renamed_sites: list[str] = []
 
     # --- the floating base ----------------------------------------------------------------
     def _roots(self) -> list[int]:
@@ -187,6 +188,9 @@ class _Reader:
         if static:
             _warn(f"{self.label}: bodies fixed to the world are not part of the floating "
                   f"robot and are left out: {', '.join(map(repr, static))}")
+        if self.renamed_sites:
+            _warn(f"{self.label}: sites named as a body or joint are the frames "
+                  f"{', '.join(map(repr, self.renamed_sites))}")
         self._unmodelled()
         name = m.names[: m.names.index(b"\0")].decode() if m.names else ""
         return RobotDescription(name or Path(self.label).stem, self.label, tuple(self.links),
@@ -299,10 +303,9 @@ class _Reader:
             if int(m.site_bodyid[s]) != body or not self.site_names[s]:
                 continue
             site = self.site_names[s]
-            if site in self.used:
-                _warn(f"{self.label}: site {site!r} has the name of a body or joint; it is "
-                      "left out (rename it to address it)")
-                continue
+            if site in self.used:  # MuJoCo's sites have names of their own
+                site = self._fresh(f"{site}_site")
+                self.renamed_sites.append(site)
             self.used.add(site)
             self.links.append(self._frame(site))
             self.joints.append(JointSpec(
@@ -343,8 +346,10 @@ def read_mjcf(source, floating_base: bool | None = None) -> MJCFModel:
     m, label = compile_mjcf(source)
     reader = _Reader(m, label, floating_base)
     description = reader.read()
-    return MJCFModel(description, reader.floating is not None,
-                     np.array(m.opt.gravity, dtype=float), reader.armature, m)
+    gravity = np.array(m.opt.gravity, dtype=float)
+    if m.opt.disableflags & _mujoco().mjtDisableBit.mjDSBL_GRAVITY:  # <flag gravity="disable"/>
+        gravity = np.zeros(3)
+    return MJCFModel(description, reader.floating is not None, gravity, reader.armature, m)
 
 
 def mujoco_velocity_map(robot, q) -> np.ndarray:
