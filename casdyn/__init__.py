@@ -9,6 +9,8 @@ import os as _os
 from . import integrators
 from ._version import __version__
 from .algorithms.contacts import Contact
+from .algorithms.loops import Loop
+from .algorithms.loops import with_loops as _with_loops
 from .arguments import flag as _flag
 from .errors import CasdynError, ExportError, InputError, ModelError, ModelWarning, URDFError
 from .functions import FUNCTION_NAMES
@@ -24,6 +26,7 @@ __all__ = [
     "Contact",
     "ExportError",
     "InputError",
+    "Loop",
     "Model",
     "ModelError",
     "ModelWarning",
@@ -41,7 +44,7 @@ __all__ = [
 def load_urdf(source: str | _os.PathLike, *, gravity=(0.0, 0.0, -9.81),
               floating_base: bool = False, joint_friction: bool = False,
               armature: dict | None = None, friction_smoothing: float = 1e-3,
-              srdf: str | _os.PathLike | None = None) -> RigidBodyTree:
+              srdf: str | _os.PathLike | None = None, loops=()) -> RigidBodyTree:
     """Load a robot from a URDF file path or a string holding URDF XML.
 
     ``gravity`` is the gravitational acceleration in the base frame: the root link's on a
@@ -52,14 +55,16 @@ def load_urdf(source: str | _os.PathLike, *, gravity=(0.0, 0.0, -9.81),
     ``armature`` (joint name -> rotor inertia, kg m^2 or kg) adds to ``M``'s diagonal.
     ``srdf`` (a path or SRDF XML): its ``group_state``s become ``robot.named_configurations``
     (see :mod:`casdyn.model.srdf`), its ``disable_collisions`` ``robot.disabled_collision_pairs``.
+    ``loops``: closed kinematic loops (:class:`Loop`) the robot holds (``robot.loops``).
     """
     floating_base = _flag(floating_base, "floating_base")
     joint_friction = _flag(joint_friction, "joint_friction")
     if armature is not None and not isinstance(armature, dict):
         raise InputError(f"armature must be a dict of joint name -> value, got {armature!r}")
     srdf_data = _read_srdf(srdf) if srdf is not None else None
-    return RigidBodyTree(build_model(read_urdf(source), gravity, floating_base, joint_friction,
-                                     armature, friction_smoothing), srdf_data)
+    model = build_model(read_urdf(source), gravity, floating_base, joint_friction, armature,
+                        friction_smoothing)
+    return RigidBodyTree(_with_loops(model, loops) if loops else model, srdf_data)
 
 
 def load_mjcf(source, *, floating_base: bool | None = None, gravity=None,

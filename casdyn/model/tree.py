@@ -112,6 +112,8 @@ class Model:
     # the URDF's <dynamics damping friction> act (load_urdf(joint_friction=True))
     joint_friction: bool = False
     friction_smoothing: float = 1e-3  # rad/s or m/s: the width of the smoothed sign
+    # closed kinematic loops held as constraints (casdyn.algorithms.loops.Loop)
+    loops: tuple = ()
     # what it was built from, for casdyn.model.locking
     description: RobotDescription | None = field(default=None, repr=False, compare=False)
     _body_index: dict[str, int] = field(repr=False, compare=False, default_factory=dict)
