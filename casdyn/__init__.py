@@ -81,18 +81,19 @@ def load_mjcf(source, *, floating_base: bool | None = None, gravity=None,
     ``q = ref``), bodies and joints keep their MJCF names (an unnamed joint is
     ``"<body>_joint<k>"``), named sites are bodies too. ``armature`` is the joints' rotor
     inertia; with ``joint_friction=True`` ``damping`` and ``frictionloss`` act as
-    ``tau += damping qd + frictionloss tanh(qd / 1e-3)``. What casdyn does not model
-    (tendons, actuators, equality constraints, springs, contacts) is named in a
-    :class:`ModelWarning`."""
+    ``tau += damping qd + frictionloss tanh(qd / 1e-3)``. Active ``connect`` and ``weld``
+    equalities are closed loops held exactly (``robot.loops``, :meth:`RigidBodyTree.loop_dynamics`).
+    What casdyn does not model (tendons, actuators, other equalities, their softness,
+    springs, contacts) is named in a :class:`ModelWarning`."""
     from .model.mjcf import read_mjcf
 
     if floating_base is not None:
         floating_base = _flag(floating_base, "floating_base")
     joint_friction = _flag(joint_friction, "joint_friction")
     read = read_mjcf(source, floating_base)
-    return RigidBodyTree(build_model(read.description,
-                                     read.gravity if gravity is None else gravity,
-                                     read.floating_base, joint_friction, read.armature))
+    model = build_model(read.description, read.gravity if gravity is None else gravity,
+                        read.floating_base, joint_friction, read.armature)
+    return RigidBodyTree(_with_loops(model, read.loops) if read.loops else model)
 
 
 def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81), floating_base: bool = False,

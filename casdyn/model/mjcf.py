@@ -42,6 +42,8 @@ from .urdf import JointSpec, LinkSpec, RobotDescription
 
 # mjtJoint
 FREE, BALL, SLIDE, HINGE = 0, 1, 2, 3
+CONNECT, WELD = 0, 1  # mjtEq
+SITE = 6  # mjtObj: an equality between sites rather than bodies
 _NAMES = {FREE: "free", BALL: "ball", SLIDE: "slide", HINGE: "hinge"}
 WORLD = "world"  # MuJoCo's worldbody
 
@@ -58,12 +60,14 @@ def _mujoco():
 @dataclass
 class MJCFModel:
     """What :func:`read_mjcf` found: the description, the floating base decision, the
-    model's gravity, the rotor inertias (joint name -> armature) and the MuJoCo model."""
+    model's gravity, the rotor inertias (joint name -> armature), the closed loops (its
+    ``connect`` and ``weld`` equalities) and the MuJoCo model."""
 
     description: RobotDescription
     floating_base: bool
     gravity: np.ndarray
     armature: dict[str, float] = field(default_factory=dict)
+    loops: tuple = ()
     mj_model: object = None
 
 
@@ -323,8 +327,12 @@ class _Reader:
             parts.append(f"{m.ntendon} tendon(s)")
         if m.nu:
             parts.append(f"{m.nu} actuator(s) (casdyn's tau is the joint force itself)")
-        if m.neq:
-            parts.append(f"{m.neq} equality constraint(s)")
+        other = [k for k in range(m.neq) if m.eq_type[k] not in (CONNECT, WELD)]
+        if other:
+            parts.append(f"{len(other)} equality constraint(s) on joints, tendons or flexes")
+        if any(m.eq_type[k] in (CONNECT, WELD) for k in range(m.neq)):
+            parts.append("the softness of connect and weld equalities (solref, solimp: casdyn "
+                         "holds them exactly) and a weld's torquescale")
         stiff = [self.joint_names[j] for j in range(m.njnt) if m.jnt_stiffness[j]]
         if stiff:
             parts.append(f"joint stiffness of {', '.join(map(repr, stiff))}")
@@ -341,6 +349,47 @@ class _Reader:
             _warn(f"{self.label}: casdyn does not model: {'; '.join(parts)}")
 
 
+def _loops(m, reader: _Reader) -> tuple:
+    """The active ``connect`` and ``weld`` equalities as loops (MuJoCo's
+    ``mj_instantiateEquality``): a connect holds ``eq_data[0:3]`` of body 1 on
+    ``eq_data[3:6]`` of body 2; a weld ``eq_data[3:6]`` of body 1 on ``eq_data[0:3]`` of
+    body 2, body 1's frame turned by the quaternion ``eq_data[6:10]`` on body 2's; between
+    sites, the sites' origins (and frames)."""
+    from ..algorithms.loops import Loop
+
+    loops, inactive = [], []
+    body_name = {b: reader.body_names[b] for b in range(m.nbody)}
+    if reader.floating is not None:
+        body_name[0] = "world"
+    for k in range(m.neq):
+        kind = int(m.eq_type[k])
+        if kind not in (CONNECT, WELD):
+            continue
+        name = m.eq(k).name or f"equality{k}"
+        if not m.eq_active0[k]:
+            inactive.append(name)
+            continue
+        data = np.array(m.eq_data[k], dtype=float)
+        ids = int(m.eq_obj1id[k]), int(m.eq_obj2id[k])
+        if int(m.eq_objtype[k]) == SITE:
+            bodies = [int(m.site_bodyid[i]) for i in ids]
+            points = [np.array(m.site_pos[i], dtype=float) for i in ids]
+            frames = [quaternion_matrix(m.site_quat[i]) for i in ids]
+            rotation = frames[1] @ frames[0].T  # site 1's frame on site 2's
+        else:
+            bodies = list(ids)
+            # a connect's anchors are body 1's then body 2's, a weld's the other way round
+            points = [data[0:3], data[3:6]] if kind == CONNECT else [data[3:6], data[0:3]]
+            rotation = quaternion_matrix(data[6:10]).T if kind == WELD else np.eye(3)
+        a, b = (body_name[i] for i in bodies)
+        loops.append(Loop(a, b, "point" if kind == CONNECT else "6d", tuple(points[0]),
+                          tuple(points[1]), tuple(rotation.ravel()), name))
+    if inactive:
+        _warn(f"{reader.label}: equalities inactive at the start are left out: "
+              f"{', '.join(map(repr, inactive))}")
+    return tuple(loops)
+
+
 def read_mjcf(source, floating_base: bool | None = None) -> MJCFModel:
     """Compile ``source`` with MuJoCo and read it as a :class:`MJCFModel`."""
     m, label = compile_mjcf(source)
@@ -349,7 +398,8 @@ def read_mjcf(source, floating_base: bool | None = None) -> MJCFModel:
     gravity = np.array(m.opt.gravity, dtype=float)
     if m.opt.disableflags & _mujoco().mjtDisableBit.mjDSBL_GRAVITY:  # <flag gravity="disable"/>
         gravity = np.zeros(3)
-    return MJCFModel(description, reader.floating is not None, gravity, reader.armature, m)
+    return MJCFModel(description, reader.floating is not None, gravity, reader.armature,
+                     _loops(m, reader), m)
 
 
 def mujoco_velocity_map(robot, q) -> np.ndarray:
