@@ -384,9 +384,9 @@ class RigidBodyTree:
 
     def loop_residual(self, q=None):
         """``(residual, jacobian)``: the loops' closure errors stacked (m,), base-frame axes
-        (``p_a - p_b``; a ``"6d"`` loop first ``R_a s``, ``s`` the axis times the sine of the
-        angle between the held frames), and their derivative in the tangent space (m x nv),
-        for optimisation (the constraint ``residual == 0``)."""
+        (``p_a - p_b``; a ``"6d"`` loop first ``R_a log(R_b^T R_a)``, the rotation vector
+        between the held frames), and their derivative in the tangent space (m x nv), for
+        optimisation (the constraint ``residual == 0``)."""
         return self._call("loop_residual", q=q)
 
     def get_transform(self, q, body: str, relative_to: str | None = None):

@@ -139,9 +139,9 @@ def loop_rows(model: Model, q: SX, qd: SX, loops: tuple[Loop, ...]) -> tuple[SX,
 
 def loop_residual(model: Model, q: SX, loops: tuple[Loop, ...]) -> SX:
     """The loops' closure errors (m x 1), zero where every loop is closed, base-frame
-    axes: ``p_a - p_b`` for the held points, and for ``"6d"`` first ``R_a s`` with ``s`` the
-    axis times the sine of the angle of the rotation ``R_b^T R_a`` between the held frames
-    (its rate is ``w_a - w_b`` where the loop is closed, as the rows of :func:`loop_rows`)."""
+    axes: ``p_a - p_b`` for the held points, and for ``"6d"`` first ``R_a log(R_b^T R_a)``,
+    the rotation vector between the held frames (its rate is ``w_a - w_b`` where the loop is
+    closed, as the rows of :func:`loop_rows`)."""
     parts = []
     for loop in loops:
         a, b = _bodies(model, loop)
@@ -150,11 +150,24 @@ def loop_residual(model: Model, q: SX, loops: tuple[Loop, ...]) -> SX:
         p_a, R_a = _held(pose_a, loop.point_a, np.eye(3))
         p_b, R_b = _held(pose_b, loop.point_b, np.reshape(loop.rotation_b, (3, 3)))
         if loop.kind == "6d":
-            E = ca.mtimes(R_b.T, R_a)
-            s = ca.vertcat(E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1]) / 2
-            parts.append(ca.mtimes(R_a, s))
+            parts.append(ca.mtimes(R_a, _rotation_vector(ca.mtimes(R_b.T, R_a))))
         parts.append(p_a - p_b)
     return ca.vertcat(*parts)
+
+
+def _rotation_vector(E: SX) -> SX:
+    """The rotation vector (axis times angle, the angle in [0, pi]) of the rotation matrix
+    ``E``: ``theta / sin(theta) s`` with ``s`` the vector of ``(E - E^T) / 2`` (``sin(theta)``
+    times the axis); near ``theta = 0`` the series ``1 + sin^2/6``, so that value and
+    derivative are finite (at ``theta = pi`` exactly the axis is undetermined)."""
+    s = ca.vertcat(E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1]) / 2
+    c = (E[0, 0] + E[1, 1] + E[2, 2] - 1) / 2
+    s2 = ca.dot(s, s)
+    small = ca.logic_and(s2 < 1e-8, c > 0)
+    safe = ca.if_else(s2 < 1e-24, 1e-24, s2)
+    factor = ca.if_else(small, 1 + s2 / 6 + 3 * s2 * s2 / 40,
+                        ca.atan2(ca.sqrt(safe), c) / ca.sqrt(safe))
+    return factor * s
 
 
 def _held(pose, point, rotation: np.ndarray) -> tuple[SX, SX]:
