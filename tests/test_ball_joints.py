@@ -67,6 +67,11 @@ def test_frame_motion_agrees_with_pinocchio(tree, axes):
     for body in range(robot.n_bodies):
         assert_frame_motion_agrees(robot, task, q, qd, qdd, body, (0.05, -0.1, 0.2), axes)
     assert_close(robot.kinetic_energy(q, qd), task.kinetic_energy(q, qd))
+    assert_close(robot.potential_energy(q), task.potential_energy(q))
+    com, _ = robot.center_of_mass(q)
+    assert_close(robot.centroidal_momentum_matrix(q), task.centroidal_momentum_matrix(q, com))
+    assert_close(robot.centroidal_momentum_bias(q, qd), task.centroidal_momentum_bias(q, qd,
+                                                                                      com))
 
 
 def test_integrate_and_difference_are_pinocchios(tree):
@@ -122,6 +127,10 @@ def test_the_regressor_and_parameters_are_pinocchios(tree):
     expected = np.concatenate([reference.model.inertias[j].toDynamicParameters()
                                for j in blocks])
     assert_close(robot.inertial_parameters(), expected)
+    P, beta = robot.base_parameters()  # identifiable combinations, found from samples
+    q, qd, qdd, _ = random_state(robot, 22)
+    assert_close(robot.base_regressor(q, qd, qdd) @ P, robot.regressor(q, qd, qdd))
+    assert_close(robot.base_regressor(q, qd, qdd) @ beta, robot.inverse_dynamics(q, qd, qdd))
 
 
 def test_contact_dynamics_below_a_ball_joint_agree_with_a_kkt_solve_from_pinocchio():

@@ -282,3 +282,16 @@ def test_loops_are_checked_and_kept():
         casdyn.load_urdf(FOUR_BAR).loop_dynamics(np.zeros(4), np.zeros(4), np.zeros(4))
     robot = casdyn.load_urdf(FOUR_BAR, loops=FOUR_BAR_LOOPS)
     assert robot.locked({"rocker_tilt": 0.0}).loops == robot.loops
+
+
+def test_loop_functions_export_to_c(tmp_path):
+    robot = casdyn.load_urdf(FOUR_BAR, loops=FOUR_BAR_LOOPS)
+    names = ["loop_dynamics", "loop_residual"]
+    compiled = robot.export_c(tmp_path, names)
+    q = closed(robot, CASES["four_bar"][2])
+    qd, tau = _state(robot, q)
+    for name, args in (("loop_dynamics", [q, qd, tau, np.zeros((robot.n_bodies, 6))]),
+                       ("loop_residual", [q])):
+        for ours, theirs in zip(compiled[name].call(args), robot.function(name).call(args),
+                                strict=True):
+            assert_close(np.asarray(ours), np.asarray(theirs))
