@@ -187,12 +187,13 @@ def test_what_casdyn_does_not_model_is_named_in_a_warning():
   <tendon><fixed name="t"><joint joint="yaw" coef="1"/><joint joint="roll" coef="-1"/></fixed>
   </tendon>
   <actuator><motor joint="yaw"/></actuator>
-  <equality><connect body1="hand" body2="world" anchor="0 0 0"/></equality>""")
+  <equality><connect body1="hand" body2="world" anchor="0 0 0"/>
+    <joint joint1="yaw" joint2="roll"/></equality>""")
     with pytest.warns(casdyn.ModelWarning) as record:
         casdyn.load_mjcf(text)
     said = " ".join(str(w.message) for w in record)
-    for what in ("tendon", "actuator", "equality", "stiffness of 'wrist'",
-                 "damping on 1-dof joints only", "upper_joint0"):
+    for what in ("tendon", "actuator", "1 equality constraint(s) on joints", "softness",
+                 "stiffness of 'wrist'", "damping on 1-dof joints only", "upper_joint0"):
         assert what in said, (what, said)
 
 
