@@ -344,7 +344,9 @@ class _Reader:
         if mocap:
             parts.append(f"mocap bodies {', '.join(map(repr, mocap))} (fixed here)")
         if m.ngeom:
-            parts.append("contacts between geoms (the joint-limit and contact constraints)")
+            parts.append("contacts between geoms")
+        if np.any(m.jnt_limited):
+            parts.append("joint-limit constraints (the ranges are the position limits)")
         if parts:
             _warn(f"{self.label}: casdyn does not model: {'; '.join(parts)}")
 
