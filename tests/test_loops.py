@@ -295,3 +295,36 @@ def test_loop_functions_export_to_c(tmp_path):
         for ours, theirs in zip(compiled[name].call(args), robot.function(name).call(args),
                                 strict=True):
             assert_close(np.asarray(ours), np.asarray(theirs))
+
+
+def test_equalities_with_bodies_fixed_to_the_world_of_a_floating_robot():
+    """A floating robot leaves the world's other bodies out: an equality with one of them
+    holds the robot on the world frame at that body's place (a weld from it is turned
+    round: body 1 becomes the held side), one between two of them holds nothing."""
+    xml = """<mujoco><worldbody>
+      <body name="post" pos="1 0 0.5" euler="0 30 20"><geom size="0.1"/>
+        <body name="cap" pos="0 0 0.3" euler="10 0 0"><geom size="0.05"/></body></body>
+      <body name="torso" pos="0 0 1"><freejoint/><geom size="0.2"/>
+        <body name="arm" pos="0.3 0 0"><joint axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.03"/></body></body>
+      </worldbody><equality>
+      <weld body1="cap" body2="arm" anchor="0.5 0 0"/>
+      <connect body1="arm" body2="cap" anchor="0.5 0 0"/>
+      <weld body1="arm" body2="cap" relpose="0.1 0.2 0.3 0.9 0.1 0.2 0.3"/>
+      <connect body1="post" body2="cap" anchor="0 0 0"/></equality></mujoco>"""
+    with pytest.warns(casdyn.ModelWarning, match="between bodies fixed to the world"):
+        robot = casdyn.load_mjcf(xml)
+    assert robot.floating_base
+    assert [(loop.body_a, loop.body_b) for loop in robot.loops] == [("arm", "world")] * 3
+    m = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(m)
+    for q in (m.qpos0, random_qpos(m, np.random.default_rng(1))):
+        d.qpos[:] = q
+        mujoco.mj_forward(m, d)
+        theirs = d.efc_pos[d.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY]
+        ours, _ = robot.loop_residual(q)
+        assert_close(ours[3:6], -theirs[0:3])  # turned round
+        assert_close(ours[6:9], theirs[6:9])
+        assert_close(ours[12:15], theirs[9:12])
+        for mine, mj in [(slice(0, 3), slice(3, 6)), (slice(9, 12), slice(12, 15))]:
+            assert_close(np.linalg.norm(ours[mine]), 2 * np.arcsin(np.linalg.norm(theirs[mj])))

@@ -135,6 +135,7 @@ class _Reader:
         self.floating = self._floating(floating_base)
         self.weld_free = floating_base is False  # every free joint fixed at its qpos0
         self.renamed_sites: list[str] = []
+        self.static: set[int] = set()  # bodies fixed to the world, left out of a floating robot
 
     # --- the floating base ----------------------------------------------------------------
     def _roots(self) -> list[int]:
@@ -187,6 +188,7 @@ class _Reader:
             parent = int(m.body_parentid[body])
             if root is not None and self._ancestor(body) != root:
                 static.append(self.body_names[body])
+                self.static.add(body)
                 continue
             self._body(body, None if body == root else self.body_names[parent])
         if static:
@@ -383,13 +385,39 @@ def _loops(m, reader: _Reader) -> tuple:
             # a connect's anchors are body 1's then body 2's, a weld's the other way round
             points = [data[0:3], data[3:6]] if kind == CONNECT else [data[3:6], data[0:3]]
             rotation = quaternion_matrix(data[6:10]).T if kind == WELD else np.eye(3)
-        a, b = (body_name[i] for i in bodies)
-        loops.append(Loop(a, b, "point" if kind == CONNECT else "6d", tuple(points[0]),
-                          tuple(points[1]), tuple(rotation.ravel()), name))
+        sides = [_on_robot(m, reader, body, point) for body, point in zip(bodies, points,
+                                                                           strict=True)]
+        if sides[0][0] == 0 and sides[1][0] == 0:
+            inactive.append(name)  # between bodies fixed to the world: it holds nothing
+            continue
+        if sides[0][0] == 0:  # body 1 fixed to the world: it becomes the held side b
+            # R_1 = R_2 rotation: body 2's frame R_2 held on the world frame R_1 rotation^T
+            (b, point_b, R_b), (a, point_a, _) = sides
+            rotation = R_b @ rotation.T
+        else:
+            (a, point_a, _), (b, point_b, R_b) = sides
+            rotation = R_b @ rotation
+        loops.append(Loop(body_name[a], body_name[b], "point" if kind == CONNECT else "6d",
+                          tuple(point_a), tuple(point_b), tuple(rotation.ravel()), name))
     if inactive:
-        _warn(f"{reader.label}: equalities inactive at the start are left out: "
-              f"{', '.join(map(repr, inactive))}")
+        _warn(f"{reader.label}: equalities inactive at the start, or between bodies fixed "
+              f"to the world, are left out: {', '.join(map(repr, inactive))}")
     return tuple(loops)
+
+
+def _on_robot(m, reader: _Reader, body: int, point: np.ndarray):
+    """``(body, point, R)``: ``point`` of ``body`` on the robot, ``R`` the axes the loop's
+    frames are given in there (the identity); a body fixed to the world and left out of a
+    floating robot gives the world (body 0) with ``point`` and ``R`` in world coordinates."""
+    if body not in reader.static:
+        return body, point, np.eye(3)
+    rotation, translation = np.eye(3), np.zeros(3)
+    while body != 0:  # every ancestor of a static body is static: its pose is constant
+        local = quaternion_matrix(m.body_quat[body])
+        translation = local @ translation + np.array(m.body_pos[body], dtype=float)
+        rotation = local @ rotation
+        body = int(m.body_parentid[body])
+    return 0, translation + rotation @ point, rotation
 
 
 def read_mjcf(source, floating_base: bool | None = None) -> MJCFModel:
