@@ -85,12 +85,13 @@ def load_mjcf(source, *, floating_base: bool | None = None, gravity=None,
     equalities are closed loops held exactly (``robot.loops``, :meth:`RigidBodyTree.loop_dynamics`).
     What casdyn does not model (tendons, actuators, other equalities, their softness,
     springs, contacts) is named in a :class:`ModelWarning`."""
-    from .model.mjcf import read_mjcf
+    from .model.mjcf import read_mjcf, warn_all
 
     if floating_base is not None:
         floating_base = _flag(floating_base, "floating_base")
     joint_friction = _flag(joint_friction, "joint_friction")
     read = read_mjcf(source, floating_base)
+    warn_all(read.warnings, stacklevel=2)  # at the caller
     model = build_model(read.description, read.gravity if gravity is None else gravity,
                         read.floating_base, joint_friction, read.armature)
     return RigidBodyTree(_with_loops(model, read.loops) if read.loops else model)

@@ -69,6 +69,7 @@ class MJCFModel:
     armature: dict[str, float] = field(default_factory=dict)
     loops: tuple = ()
     mj_model: object = None
+    warnings: list[str] = field(default_factory=list)  # what casdyn reads differently
 
 
 def compile_mjcf(source):
@@ -109,8 +110,10 @@ def _axis_rotation(axis: np.ndarray, angle: float) -> np.ndarray:
     return np.eye(3) + math.sin(angle) * K + (1 - math.cos(angle)) * K @ K
 
 
-def _warn(message: str) -> None:
-    warnings.warn(message, ModelWarning, stacklevel=4)
+def warn_all(messages: list[str], stacklevel: int) -> None:
+    """Each message as a :class:`ModelWarning` pointing ``stacklevel`` frames up."""
+    for message in messages:
+        warnings.warn(message, ModelWarning, stacklevel=stacklevel + 1)
 
 
 class _Reader:
@@ -135,6 +138,7 @@ class _Reader:
         self.floating = self._floating(floating_base)
         self.weld_free = floating_base is False  # every free joint fixed at its qpos0
         self.renamed_sites: list[str] = []
+        self.warnings: list[str] = []  # ModelWarning messages, given by the loader
         self.static: set[int] = set()  # bodies fixed to the world, left out of a floating robot
 
     # --- the floating base ----------------------------------------------------------------
@@ -192,11 +196,13 @@ class _Reader:
                 continue
             self._body(body, None if body == root else self.body_names[parent])
         if static:
-            _warn(f"{self.label}: bodies fixed to the world are not part of the floating "
-                  f"robot and are left out: {', '.join(map(repr, static))}")
+            self.warnings.append(
+                f"{self.label}: bodies fixed to the world are not part of the floating robot "
+                f"and are left out: {', '.join(map(repr, static))}")
         if self.renamed_sites:
-            _warn(f"{self.label}: sites named as a body or joint are the frames "
-                  f"{', '.join(map(repr, self.renamed_sites))}")
+            self.warnings.append(
+                f"{self.label}: sites named as a body or joint are the frames "
+                f"{', '.join(map(repr, self.renamed_sites))}")
         self._unmodelled()
         name = m.names[: m.names.index(b"\0")].decode() if m.names else ""
         return RobotDescription(name or Path(self.label).stem, self.label, tuple(self.links),
@@ -291,8 +297,9 @@ class _Reader:
                                                     ("frictionloss", friction))
                           if np.any(values)]
             if unmodelled:
-                _warn(f"{where}: casdyn models {', '.join(unmodelled)} on 1-dof joints only; "
-                      f"left out on this {_NAMES[int(m.jnt_type[j])]} joint")
+                self.warnings.append(
+                    f"{where}: casdyn models {', '.join(unmodelled)} on 1-dof joints only; "
+                    f"left out on this {_NAMES[int(m.jnt_type[j])]} joint")
             damping, friction = np.zeros(1), np.zeros(1)
         elif armature[0]:
             self.armature[name] = float(armature[0])
@@ -350,7 +357,7 @@ class _Reader:
         if np.any(m.jnt_limited):
             parts.append("joint-limit constraints (the ranges are the position limits)")
         if parts:
-            _warn(f"{self.label}: casdyn does not model: {'; '.join(parts)}")
+            self.warnings.append(f"{self.label}: casdyn does not model: {'; '.join(parts)}")
 
 
 def _loops(m, reader: _Reader) -> tuple:
@@ -400,8 +407,9 @@ def _loops(m, reader: _Reader) -> tuple:
         loops.append(Loop(body_name[a], body_name[b], "point" if kind == CONNECT else "6d",
                           tuple(point_a), tuple(point_b), tuple(rotation.ravel()), name))
     if inactive:
-        _warn(f"{reader.label}: equalities inactive at the start, or between bodies fixed "
-              f"to the world, are left out: {', '.join(map(repr, inactive))}")
+        reader.warnings.append(
+            f"{reader.label}: equalities inactive at the start, or between bodies fixed to the "
+            f"world, are left out: {', '.join(map(repr, inactive))}")
     return tuple(loops)
 
 
@@ -428,8 +436,9 @@ def read_mjcf(source, floating_base: bool | None = None) -> MJCFModel:
     gravity = np.array(m.opt.gravity, dtype=float)
     if m.opt.disableflags & _mujoco().mjtDisableBit.mjDSBL_GRAVITY:  # <flag gravity="disable"/>
         gravity = np.zeros(3)
-    return MJCFModel(description, reader.floating is not None, gravity, reader.armature,
-                     _loops(m, reader), m)
+    loops = _loops(m, reader)
+    return MJCFModel(description, reader.floating is not None, gravity, reader.armature, loops,
+                     m, reader.warnings)
 
 
 def mujoco_velocity_map(robot, q) -> np.ndarray:
