@@ -9,16 +9,21 @@ constraint errors of the MJCF equalities it is read from."""
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import mujoco
 import numpy as np
 import pinocchio as pin
 import pytest
+from ball_trees import spherical
 from conftest import assert_close
 from mujoco_reference import random_qpos
 
 import casdyn
 from casdyn import Contact, Loop, interop
+from casdyn.algorithms.loops import with_loops
+from casdyn.model.tree import build_model
+from casdyn.model.urdf import read_urdf
 
 INERTIA = 'ixx="0.012" ixy="0.001" ixz="-0.0005" iyy="0.01" iyz="0.0007" izz="0.008"'
 
@@ -95,7 +100,7 @@ def closed(robot, guess: np.ndarray) -> np.ndarray:
     q = guess.astype(float)
     for _ in range(50):
         r, J = robot.loop_residual(q)
-        q = q - np.linalg.lstsq(J, r, rcond=None)[0]
+        q = robot.integrate(q, -np.linalg.lstsq(J, r, rcond=None)[0])
     assert np.max(np.abs(robot.loop_residual(q)[0])) < 1e-12
     return q
 
@@ -103,9 +108,10 @@ def closed(robot, guess: np.ndarray) -> np.ndarray:
 class Constrained:
     """Pinocchio's model of the URDF with the loops as bilateral constraints."""
 
-    def __init__(self, robot, text: str, loops, contacts=()):
-        """``contacts`` (point contacts, before the loops) hold points still."""
-        self.robot, self.model = robot, pin.buildModelFromXML(text)
+    def __init__(self, robot, text: str, loops, contacts=(), model: pin.Model | None = None):
+        """``contacts`` (point contacts, before the loops) hold points still; ``model``
+        (default: built from ``text``) is Pinocchio's."""
+        self.robot, self.model = robot, model or pin.buildModelFromXML(text)
         self.data = self.model.createData()
         self.models = pin.StdVec_RigidConstraintModel()
         self.datas = pin.StdVec_RigidConstraintData()
@@ -331,3 +337,34 @@ def test_equalities_with_bodies_fixed_to_the_world_of_a_floating_robot():
         assert_close(ours[12:15], theirs[9:12])
         for mine, mj in [(slice(0, 3), slice(3, 6)), (slice(9, 12), slice(12, 15))]:
             assert_close(np.linalg.norm(ours[mine]), 2 * np.arcsin(np.linalg.norm(theirs[mj])))
+
+
+def test_a_parallel_ankle_with_ball_jointed_rods_agrees_with_pinocchio():
+    """The rods on ball joints (each free to spin about itself: 12 dofs, 6 constraints) in
+    casdyn's description and as Pinocchio's JointModelSpherical."""
+    text = ANKLE.replace('<link name="left_rod_cross">', '<link name="unused_l">').replace(
+        '<link name="right_rod_cross">', '<link name="unused_r">')
+    for side in ("left", "right"):
+        text = text.replace(f'<child link="{side}_rod_cross"/>', f'<child link="{side}_rod"/>')
+        start = text.index(f'<joint name="{side}_rod_roll"')
+        text = text[:start] + text[text.index("</joint>", start) + len("</joint>"):]
+    for side in ("l", "r"):  # the unused links go: a tree has one root
+        start = text.index(f'<link name="unused_{side}">')
+        text = text[:start] + text[text.index("</link>", start) + len("</link>"):]
+    balls = {"left_rod_pitch", "right_rod_pitch"}
+    description = read_urdf(text)
+    description = replace(description, joints=tuple(
+        replace(j, type="ball") if j.name in balls else j for j in description.joints))
+    robot = casdyn.RigidBodyTree(with_loops(build_model(description), ANKLE_LOOPS))
+    reference = Constrained(robot, text, ANKLE_LOOPS,
+                            model=spherical(pin.buildModelFromXML(text), balls))
+    guess = robot.home_configuration()
+    guess[robot.joint_names.index("hip")] = 0.2
+    q = closed(robot, guess)
+    assert robot.nv == 12
+    for seed in (0, 1):
+        qd, tau = _state(robot, q, seed)
+        qdd, forces = robot.loop_dynamics(q, qd, tau)
+        expected_qdd, expected_forces = reference.dynamics(q, qd, tau)
+        assert_close(qdd, expected_qdd)
+        assert_close(forces, expected_forces)
