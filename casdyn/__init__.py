@@ -9,6 +9,8 @@ import os as _os
 from . import integrators
 from ._version import __version__
 from .algorithms.contacts import Contact
+from .algorithms.loops import Loop
+from .algorithms.loops import with_loops as _with_loops
 from .arguments import flag as _flag
 from .errors import CasdynError, ExportError, InputError, ModelError, ModelWarning, URDFError
 from .functions import FUNCTION_NAMES
@@ -25,6 +27,7 @@ __all__ = [
     "Contact",
     "ExportError",
     "InputError",
+    "Loop",
     "Model",
     "ModelError",
     "ModelWarning",
@@ -32,6 +35,7 @@ __all__ = [
     "URDFError",
     "__version__",
     "integrators",
+    "load_mjcf",
     "load_robot",
     "load_urdf",
     "robot_names",
@@ -41,7 +45,7 @@ __all__ = [
 def load_urdf(source: str | _os.PathLike, *, gravity=(0.0, 0.0, -9.81),
               floating_base: bool = False, joint_friction: bool = False,
               armature: dict | None = None, friction_smoothing: float = 1e-3,
-              srdf: str | _os.PathLike | None = None) -> RigidBodyTree:
+              srdf: str | _os.PathLike | None = None, loops=()) -> RigidBodyTree:
     """Load a robot from a URDF file path or a string holding URDF XML.
 
     ``gravity`` is the gravitational acceleration in the base frame: the root link's on a
@@ -52,14 +56,46 @@ def load_urdf(source: str | _os.PathLike, *, gravity=(0.0, 0.0, -9.81),
     ``armature`` (joint name -> rotor inertia, kg m^2 or kg) adds to ``M``'s diagonal.
     ``srdf`` (a path or SRDF XML): its ``group_state``s become ``robot.named_configurations``
     (see :mod:`casdyn.model.srdf`), its ``disable_collisions`` ``robot.disabled_collision_pairs``.
+    ``loops``: closed kinematic loops (:class:`Loop`) the robot holds (``robot.loops``).
     """
     floating_base = _flag(floating_base, "floating_base")
     joint_friction = _flag(joint_friction, "joint_friction")
     if armature is not None and not isinstance(armature, dict):
         raise InputError(f"armature must be a dict of joint name -> value, got {armature!r}")
     srdf_data = _read_srdf(srdf) if srdf is not None else None
-    return RigidBodyTree(build_model(read_urdf(source), gravity, floating_base, joint_friction,
-                                     armature, friction_smoothing), srdf_data)
+    model = build_model(read_urdf(source), gravity, floating_base, joint_friction, armature,
+                        friction_smoothing)
+    return RigidBodyTree(_with_loops(model, loops) if loops else model, srdf_data)
+
+
+def load_mjcf(source, *, floating_base: bool | None = None, gravity=None,
+              joint_friction: bool = False) -> RigidBodyTree:
+    """Load a robot from MJCF (MuJoCo's XML): a file path, a string holding the XML or a
+    ``mujoco.MjModel``, compiled by MuJoCo's own compiler (``pip install mujoco``).
+
+    ``floating_base=None`` follows the file: a ``free`` joint on the one top-level body
+    that moves makes the base floating (``q[0:7]`` its ``qpos``, ``qd[0:6]`` the body
+    twist ``[w; v]``; see :func:`casdyn.model.mjcf.mujoco_velocity_map` for MuJoCo's
+    ``qvel``); ``True`` also frees a top-level body without joints; ``False`` welds every
+    free joint at its ``qpos0``. ``gravity=None`` takes the model's ``opt.gravity``.
+    ``q`` is ``qpos`` joint by joint (hinge and slide joints at their ``ref`` pose when
+    ``q = ref``), bodies and joints keep their MJCF names (an unnamed joint is
+    ``"<body>_joint<k>"``), named sites are bodies too. ``armature`` is the joints' rotor
+    inertia; with ``joint_friction=True`` ``damping`` and ``frictionloss`` act as
+    ``tau += damping qd + frictionloss tanh(qd / 1e-3)``. Active ``connect`` and ``weld``
+    equalities are closed loops held exactly (``robot.loops``, :meth:`RigidBodyTree.loop_dynamics`).
+    What casdyn does not model (tendons, actuators, other equalities, their softness,
+    springs, contacts) is named in a :class:`ModelWarning`."""
+    from .model.mjcf import read_mjcf, warn_all
+
+    if floating_base is not None:
+        floating_base = _flag(floating_base, "floating_base")
+    joint_friction = _flag(joint_friction, "joint_friction")
+    read = read_mjcf(source, floating_base)
+    warn_all(read.warnings, stacklevel=2)  # at the caller
+    model = build_model(read.description, read.gravity if gravity is None else gravity,
+                        read.floating_base, joint_friction, read.armature)
+    return RigidBodyTree(_with_loops(model, read.loops) if read.loops else model)
 
 
 def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81), floating_base: bool = False,

@@ -231,3 +231,13 @@ def fext_row(index: int, n_bodies: int, wrench):
     fext = np.zeros((*wrench.shape[:-1], n_bodies, 6))  # a batch: one per wrench
     fext[..., index, :] = wrench
     return fext
+
+
+def names(value, name: str) -> tuple[str, ...]:
+    """A name or a sequence of names as a tuple."""
+    if isinstance(value, str):
+        return (value,)
+    try:
+        return tuple(value)
+    except TypeError:
+        raise InputError(f"{name} must be a sequence of joint names, got {value!r}") from None

@@ -77,8 +77,12 @@ def _layout(robot, model) -> tuple[list[_Entry], list[_Follower]]:
         raise InputError(f"model must be a pinocchio.Model, got {type(model).__name__}")
     pin_joints = {name: joint for name, joint in zip(model.names, model.joints, strict=True)}
     pin_joints.pop("universe", None)
+    # the free flyer standing for the floating base: at the root, not one of the robot's own
+    # free joints (a free body hanging from a fixed base has one there too)
+    own = {joint.name for joint in robot.model.joints[int(robot.floating_base):]}
     roots = [name for name, joint in pin_joints.items()
-             if joint.shortname() == FREE_FLYER and model.parents[model.getJointId(name)] == 0]
+             if joint.shortname() == FREE_FLYER and model.parents[model.getJointId(name)] == 0
+             and name not in own]
     if robot.floating_base != bool(roots):
         has = f"a free flyer {roots[0]!r}" if roots else "no free flyer"
         raise InputError(

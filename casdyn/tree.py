@@ -15,6 +15,7 @@ import numpy as np
 from . import arguments
 from .algorithms import configuration, identification
 from .algorithms.contacts import contact_list
+from .algorithms.loops import Loop, with_loops
 from .codegen.robot import compile_robot, export_robot
 from .errors import InputError
 from .functions.cache import FunctionCache
@@ -172,9 +173,9 @@ class RigidBodyTree:
         description = locked_description(model.description, positions)
         armature = {j.name: j.armature for j in model.joints
                     if j.armature and j.name not in positions}
-        return RigidBodyTree(build_model(description, model.gravity, model.floating_base,
-                                         model.joint_friction, armature,
-                                         model.friction_smoothing))
+        reduced = build_model(description, model.gravity, model.floating_base,
+                              model.joint_friction, armature, model.friction_smoothing)
+        return RigidBodyTree(with_loops(reduced, model.loops) if model.loops else reduced)
 
     # --- configurations -------------------------------------------------------------------
     def home_configuration(self) -> np.ndarray:
@@ -361,6 +362,38 @@ class RigidBodyTree:
         qd_minus``; ``impulses`` per contact as ``forces`` in :meth:`contact_dynamics`."""
         return self._call("impulse_dynamics", {"contacts": contact_list(contacts)}, q=q,
                           qd_minus=qd_minus, restitution=restitution)
+
+    # --- closed loops ------------------------------------------------------------------------
+    @property
+    def loops(self) -> tuple[Loop, ...]:
+        """The closed kinematic loops held as constraints (:class:`casdyn.Loop`): MJCF
+        ``connect`` and ``weld`` equalities, or ``load_urdf(..., loops=[...])``. They are held
+        by :meth:`loop_dynamics`, :meth:`loop_inverse_dynamics`, :meth:`contact_dynamics` and
+        :meth:`impulse_dynamics`; the other dynamics functions are the open tree's."""
+        return self._model.loops
+
+    def loop_dynamics(self, q=None, qd=None, tau=None, fext=None):
+        """``(qdd, forces)``: forward dynamics with every loop held,
+        ``M qdd + h = tau + J^T lambda`` and ``J qdd + Jdot qd = 0`` with ``J = J_a - J_b``
+        the loops' relative Jacobians; ``forces`` one row per loop, acting on ``body_a``
+        (and opposite on ``body_b``), base-frame axes: ``[fx, fy, fz]`` if every loop holds
+        a point, else ``[nx, ny, nz, fx, fy, fz]`` about the held point."""
+        return self._call("loop_dynamics", q=q, qd=qd, tau=tau, fext=fext)
+
+    def loop_inverse_dynamics(self, q=None, qd=None, qdd=None, fext=None, *, actuated=()):
+        """``(tau, forces)``: the forces of the ``actuated`` joints (names; ``tau`` is zero
+        on the others) and the loop forces that give the motion ``qdd`` (which must keep the
+        loops closed): ``ID(q, qd, qdd) = tau + J^T lambda``, solved by least squares
+        (exact for a consistent ``qdd``); ``forces`` as in :meth:`loop_dynamics`."""
+        options = {"actuated": arguments.names(actuated, "actuated")}
+        return self._call("loop_inverse_dynamics", options, q=q, qd=qd, qdd=qdd, fext=fext)
+
+    def loop_residual(self, q=None):
+        """``(residual, jacobian)``: the loops' closure errors stacked (m,), base-frame axes
+        (``p_a - p_b``; a ``"6d"`` loop first ``R_a log(R_b^T R_a)``, the rotation vector
+        between the held frames), and their derivative in the tangent space (m x nv), for
+        optimisation (the constraint ``residual == 0``)."""
+        return self._call("loop_residual", q=q)
 
     def get_transform(self, q, body: str, relative_to: str | None = None):
         """4x4 pose of ``body``'s frame in ``relative_to``'s frame (default: the base).

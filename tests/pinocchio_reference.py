@@ -49,10 +49,10 @@ class Reference:
             joint = self.model.joints[j]
             first = joint.idx_v
             self.q_at[name], column[name] = at, len(self.v_index)
-            at += {2: 1, 4: 3}.get(joint.nq, joint.nq)
+            at += 4 if _spherical(joint) else {2: 1, 4: 3}.get(joint.nq, joint.nq)
             if joint.nv == 6:  # free flyer: Pinocchio's v is linear first
                 self.v_index += [first + 3, first + 4, first + 5, first, first + 1, first + 2]
-            else:  # 1-dof and planar ([vx, vy, wz] in both)
+            else:  # 1-dof, planar ([vx, vy, wz] in both) and spherical (w in both)
                 self.v_index += list(range(first, first + joint.nv))
         # G maps casdyn's velocities to Pinocchio's: v_pin = G v, tau = G^T tau_pin
         self.G = np.zeros((self.model.nv, len(self.v_index)))
@@ -73,13 +73,18 @@ class Reference:
     # --- conversions ------------------------------------------------------------------------
     def q(self, q):
         """casdyn's q → Pinocchio's: continuous angles as (cos, sin), planar [x, y, theta]
-        as [x, y, cos, sin], free [x, y, z, qw, qx, qy, qz] as [x, y, z, qx, qy, qz, qw]."""
+        as [x, y, cos, sin], free [x, y, z, qw, qx, qy, qz] as [x, y, z, qx, qy, qz, qw],
+        ball [qw, qx, qy, qz] as [qx, qy, qz, qw]."""
         q_pin, at = pin.neutral(self.model), 0
         for j in self.joint_ids:
             joint = self.model.joints[j]
             where = slice(joint.idx_q, joint.idx_q + joint.nq)
             if joint.nq == 2:  # continuous: (cos, sin)
                 q_pin[where], at = (np.cos(q[at]), np.sin(q[at])), at + 1
+            elif _spherical(joint):  # [qw, qx, qy, qz] as [qx, qy, qz, qw]
+                part = np.asarray(q[at : at + 4], dtype=float)
+                quaternion = part / np.linalg.norm(part)
+                q_pin[where], at = np.r_[quaternion[1:], quaternion[0]], at + 4
             elif joint.nq == 4:  # planar
                 x, y, theta = q[at : at + 3]
                 q_pin[where], at = (x, y, np.cos(theta), np.sin(theta)), at + 3
@@ -306,6 +311,10 @@ def _kkt(M, J, r, b):
     K = np.block([[M, -J.T], [J, np.zeros((m, m))]])
     solution = np.linalg.solve(K, np.r_[r, b])
     return solution[:n], solution[n:]
+
+
+def _spherical(joint) -> bool:
+    return joint.shortname() == "JointModelSpherical"
 
 
 def _root_link_mass(urdf_text: str) -> tuple[float, np.ndarray]:

@@ -28,6 +28,7 @@ from ..math.spatial import SX
 from ..model.tree import Model
 from .dynamics import velocity_order
 from .kinematics import geometric_jacobian
+from .loops import loop_rows
 from .task_space import frame_acceleration
 
 KINDS = {"point": 3, "6d": 6}
@@ -61,6 +62,11 @@ class Contact:
     def size(self) -> int:
         """The number of constraints: 3 for a point, 6 for a 6-D contact."""
         return KINDS[self.kind]
+
+    @property
+    def label(self) -> str:
+        """How messages name it."""
+        return f"{self.kind} on {self.body!r} at {self.point}"
 
     def rows(self, J: SX) -> SX:
         """The constrained rows of a ``[w; v]`` quantity at the point."""
@@ -97,13 +103,19 @@ class ContactSystem:
     complement of a set of contacts at ``(q, qd)``, for a mass matrix ``M``."""
 
     def __init__(self, model: Model, M: SX, q: SX, qd: SX, contacts: tuple[Contact, ...],
-                 bodies: list[int]):
+                 bodies: list[int], loops: tuple = ()):
+        """``loops`` (:class:`casdyn.algorithms.loops.Loop`) are held too: their rows follow
+        the contacts' in ``J``, ``drift`` and the multipliers."""
         zero = SX.zeros(model.nv, 1)
-        self.contacts = contacts
+        self.contacts, self.loops = contacts, loops
         self.J = ca.vertcat(*[c.rows(geometric_jacobian(model, q, b, c.point))
                               for c, b in zip(contacts, bodies, strict=True)])
         self.drift = ca.vertcat(*[c.rows(frame_acceleration(model, q, qd, zero, b, c.point))
                                   for c, b in zip(contacts, bodies, strict=True)])
+        if loops:
+            J, drift = loop_rows(model, q, qd, loops)
+            self.J = ca.vertcat(self.J, J) if contacts else J
+            self.drift = ca.vertcat(self.drift, drift) if contacts else drift
         self.factor = TreeLDLT(M, velocity_order(model))
         W = self.factor.solve_transposed(self.J.T)  # rows of L^-T J^T
         self.Z = _matrix(self.factor.scaled(W))  # D^-1 W
@@ -119,19 +131,36 @@ class ContactSystem:
         combined = [z_k + step[k] for k, z_k in enumerate(z)]
         return self.factor.finish(combined), lam
 
+    @property
+    def constraints(self) -> tuple:
+        """The contacts, then the loops, in the order of the multipliers."""
+        return (*self.contacts, *self.loops)
+
+    def per_loop(self, lam: SX) -> SX:
+        """The loops' multipliers (after the contacts') as one row per loop, as
+        :meth:`per_contact` (``n x 3`` if every loop holds a point, else ``n x 6``)."""
+        at = sum(c.size for c in self.contacts)
+        return constraint_rows(self.loops, lam[at:])
+
     def per_contact(self, lam: SX) -> SX:
         """The stacked multipliers as one row per contact: ``n x 3`` if every contact is a
         point, else ``n x 6`` (a point contact's row ``[0, 0, 0, fx, fy, fz]``: it transmits
         no moment about its point)."""
-        width = max(c.size for c in self.contacts)
-        rows, at = [], 0
-        for contact in self.contacts:
-            part = lam[at : at + contact.size]
-            at += contact.size
-            if contact.size < width:
-                part = ca.vertcat(SX.zeros(3, 1), part)
-            rows.append(part.T)
-        return ca.vertcat(*rows)
+        return constraint_rows(self.contacts, lam)
+
+
+def constraint_rows(constraints: tuple, lam: SX) -> SX:
+    """The first multipliers of ``lam`` as one row per constraint (a point's padded to
+    ``[0, 0, 0, fx, fy, fz]`` where another has 6)."""
+    width = max(c.size for c in constraints)
+    rows, at = [], 0
+    for constraint in constraints:
+        part = lam[at : at + constraint.size]
+        at += constraint.size
+        if constraint.size < width:
+            part = ca.vertcat(SX.zeros(3, 1), part)
+        rows.append(part.T)
+    return ca.vertcat(*rows)
 
 
 def _matrix(rows: list[SX]) -> SX:

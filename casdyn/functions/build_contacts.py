@@ -12,17 +12,22 @@ from .registry import builds
 from .stages import Stages
 
 
-def _contact_system(model: Model, s: dict, qd: SX, options: dict, stages: Stages,
-                    what: str) -> contacts.ContactSystem:
-    """The contacts of ``options`` at ``(q, qd)``, refused where ``M`` is singular or the
-    contacts are redundant (their forces would not be unique)."""
+def held(model: Model, s: dict, qd: SX, listed: tuple, stages: Stages,
+         what: str) -> contacts.ContactSystem:
+    """The KKT system of the ``listed`` contacts and the robot's closed loops at
+    ``(q, qd)``, refused where ``M`` is singular or the constraints are redundant (their
+    forces would not be unique)."""
     stages.require_regular_mass_matrix(what)
-    listed = options["contacts"]
     bodies = [model.body_index(contact.body) for contact in listed]
     M = dynamics.crba(stages.grouped, s["q"])
-    system = contacts.ContactSystem(model, M, s["q"], qd, listed, bodies)
-    stages.check_contacts_independent(listed, s["q"], system.K)
+    system = contacts.ContactSystem(model, M, s["q"], qd, listed, bodies, model.loops)
+    stages.check_contacts_independent(system.constraints, s["q"], system.K)
     return system
+
+
+def _contact_system(model: Model, s: dict, qd: SX, options: dict, stages: Stages,
+                    what: str) -> contacts.ContactSystem:
+    return held(model, s, qd, options["contacts"], stages, what)
 
 
 @builds("contact_dynamics", ("q", "qd", "tau", "fext", "damping"), ("qdd", "forces"),

@@ -32,6 +32,7 @@ class Signature:
     # (parametric model, symbols, stages) -> outputs: the same algorithm on a model whose
     # inertias are SX expressions of the input pi
     parametric: Callable | None = None
+    loops: bool = False  # it holds the robot's closed loops: only a robot with loops has it
 
 
 SIGNATURES: dict[str, Signature] = {}  # filled by the builder modules as they are imported
@@ -40,6 +41,7 @@ REFERENCE_FRAMES = ("base", "local")  # the axes of task-space vectors
 
 # outputs that are vectors: 1-D NumPy arrays in numeric results, whatever their length
 VECTOR_OUTPUTS = frozenset({"tau", "qdd", "c", "g", "h", "com", "q_next", "v", "velocity",
+                            "residual",
                             "acceleration", "h_G", "Adot_qd", "T", "V", "qd_plus"})
 
 
@@ -53,6 +55,15 @@ def builds(name: str, inputs: tuple[str, ...], outputs: tuple[str, ...],
         return build
 
     return register
+
+
+def needs_loops(build: Callable) -> Callable:
+    """Mark the Function the decorated builder registers (below this decorator) as one that
+    needs a robot with closed loops."""
+    for name, signature in SIGNATURES.items():
+        if signature.build is build:
+            SIGNATURES[name] = replace(signature, loops=True)
+    return build
 
 
 def builds_parametric(name: str) -> Callable[[Callable], Callable]:
@@ -90,6 +101,16 @@ def resolve_options(model: Model, name: str, options: dict) -> dict:
             f"its options: {', '.join(accepted) or 'none'}"
         )
     resolved = {**accepted, **options}
+    if SIGNATURES[name].loops and not model.loops:
+        raise InputError(f"function {name!r} holds the robot's closed loops; robot "
+                         f"{model.name!r} has none (load_urdf(..., loops=[...]), or an MJCF "
+                         "equality connect or weld)")
+    if resolved.get("actuated") is not None:
+        actuated = resolved["actuated"]
+        if isinstance(actuated, str) or not all(isinstance(n, str) for n in actuated):
+            raise InputError(f"option actuated of {name!r} must be a sequence of joint "
+                             f"names, got {actuated!r}")
+        resolved["actuated"] = tuple(actuated)
     if "body" in accepted:
         if resolved["body"] is None:
             raise InputError(f"function {name!r} needs the option body=<name of a body>")

@@ -62,7 +62,7 @@ class Stages:
         try:
             null = null_vector(self.grouped, q, K, 1e-10)
         except _NotFinite:
-            points = ", ".join(f"{c.point} on {c.body!r}" for c in listed)
+            points = ", ".join(c.label for c in listed)
             raise ModelError(
                 f"the contacts' J M^-1 J^T overflows at a random configuration: a contact point "
                 f"is too far from its body's origin ({points}; body frames, m)") from None
@@ -73,7 +73,7 @@ class Stages:
         at, involved = 0, []
         for contact in listed:
             if null[at : at + contact.size].max() > 0.01 * null.max():
-                involved.append(f"{contact.kind} on {contact.body!r} at {contact.point}")
+                involved.append(contact.label)
             at += contact.size
         raise ModelError(
             f"redundant contacts: {'; '.join(involved)} constrain some motion more than once "

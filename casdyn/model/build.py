@@ -17,9 +17,10 @@ from .joints import JOINT_TYPES
 from .tree import FLOATING_BASE, UNIVERSE, WORLD, Body, Joint, Mimic, Model
 from .urdf import RobotDescription
 
-# URDF joint type -> casdyn.model.joints type
+# URDF joint type -> casdyn.model.joints type ("ball" is no URDF type: descriptions read from
+# MJCF have it)
 URDF_JOINT_KINDS = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic",
-                "planar": "planar", "floating": "free"}
+                    "planar": "planar", "floating": "free", "ball": "ball"}
 
 
 # Entries of constant rotations this close to 0 or ±1 are trigonometric round-off

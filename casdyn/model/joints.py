@@ -21,6 +21,7 @@ type        nq   nv   q                                      qd (body twist of m
 revolute    1    1    angle about z (URDF continuous too)    dq/dt
 prismatic   1    1    displacement along z                   dq/dt
 planar      3    3    ``[x, y, theta]`` in the joint frame   ``[vx, vy, wz]``
+ball        4    3    ``[qw, qx, qy, qz]``                   ``[wx, wy, wz]``
 free        7    6    ``[x, y, z, qw, qx, qy, qz]``          ``[wx, wy, wz, vx, vy, vz]``
 =========== ==== ==== ====================================== ===============================
 """
@@ -83,7 +84,7 @@ class JointType:
     """What every joint type provides. The motion subspace parts are written once, from
     ``dofs``: the generic forms reduce, for one dof, to the 1-dof graphs."""
 
-    name: str  # "revolute" (URDF continuous too), "prismatic", "planar", "free"
+    name: str  # "revolute" (URDF continuous too), "prismatic", "planar", "ball", "free"
     nq: int = 1
     nv: int = 1
     dofs: tuple[tuple[str, int], ...]  # S's columns: (TURN or SLIDE, axis 0..2)
@@ -427,6 +428,79 @@ class Planar(JointType):
         return q if q.shape[-1] == 3 else None
 
 
+def _quaternion_rate(q: SX) -> SX:
+    """``Q(q) / 2`` (4 x 3): ``dq/dt = Q(q) w / 2`` for a quaternion ``q = [w, x, y, z]``
+    turning with the body angular velocity ``w`` (``q [0; w] / 2``)."""
+    w, x, y, z = ca.vertsplit(q)
+    return ca.vertcat(ca.horzcat(-x, -y, -z), ca.horzcat(w, -z, y),
+                      ca.horzcat(z, w, -x), ca.horzcat(-y, x, w)) / 2
+
+
+def _uniform_rotations(u: np.ndarray) -> np.ndarray:
+    """Unit quaternions ``[w, x, y, z]`` (..., 4), uniformly distributed over the rotations,
+    from three uniforms in [0, 1] (..., 3): K. Shoemake, "Uniform random rotations",
+    Graphics Gems III (1992)."""
+    u1, u2, u3 = u[..., 0], u[..., 1], u[..., 2]
+    a, b = np.sqrt(1 - u1), np.sqrt(u1)
+    return np.stack([b * np.cos(2 * math.pi * u3), a * np.sin(2 * math.pi * u2),
+                     a * np.cos(2 * math.pi * u2), b * np.sin(2 * math.pi * u3)], axis=-1)
+
+
+class Ball(JointType):
+    """A ball (spherical) joint: ``q = [qw, qx, qy, qz]``, the moved frame's orientation in
+    the joint frame (a quaternion of any nonzero norm, scalar first, the origins coincide),
+    ``qd = w`` the moved frame's angular velocity in its own axes, :meth:`integrate` SO(3)'s
+    exponential (as Pinocchio's ``JointModelSpherical``, whose ``q`` has the scalar last, and
+    MuJoCo's ``ball``)."""
+
+    name = "ball"
+    nq, nv = 4, 3
+    vector_space = False
+    has_axis = False
+    quaternion_at = 0
+    dofs = ((TURN, 0), (TURN, 1), (TURN, 2))
+
+    def joint_transform(self, joint: Joint, q: SX) -> Transform:
+        return Transform(lie.rotation_matrix(q), SX.zeros(3, 1))
+
+    def split(self, inertia: Inertia) -> tuple[Inertia, Inertia]:
+        """The mass moves, as a point mass at the joint's centre (which does not move
+        relative to the parent); the body keeps its first moment and rotational inertia."""
+        point = Inertia(inertia.mass, np.zeros(3), np.zeros((3, 3)))
+        return point, inertia - point
+
+    def neutral(self, joint: Joint) -> np.ndarray:
+        return np.array([1.0, 0.0, 0.0, 0.0])
+
+    def sampling_box(self, joint: Joint) -> tuple[np.ndarray, np.ndarray]:
+        """Three uniforms for a uniformly random rotation (:meth:`from_box`)."""
+        return np.zeros(3), np.ones(3)
+
+    def from_box(self, sample: np.ndarray) -> np.ndarray:
+        return _uniform_rotations(sample)
+
+    def integrate(self, q: SX, v: SX) -> SX:
+        return lie.normalized(lie.quaternion_product(lie.normalized(q), lie.exp_quaternion(v)))
+
+    def difference(self, q0: SX, q1: SX) -> SX:
+        relative = lie.quaternion_product(lie.quaternion_conjugate(lie.normalized(q0)),
+                                          lie.normalized(q1))
+        return lie.log_quaternion(relative)
+
+    def tangent(self, q: SX) -> SX:
+        """``Q(q) / 2``: the quaternion moves with ``q [0; w] / 2``."""
+        return _quaternion_rate(q)
+
+    def to_pinocchio(self, joint: Joint, q: np.ndarray) -> np.ndarray:
+        """Pinocchio's spherical joint has the quaternion scalar last."""
+        return np.concatenate([q[..., 1:4], q[..., 0:1]], axis=-1)
+
+    def from_pinocchio(self, joint: Joint, q: np.ndarray) -> np.ndarray | None:
+        if q.shape[-1] != 4:
+            return None
+        return np.concatenate([q[..., 3:4], q[..., 0:3]], axis=-1)
+
+
 class Free(JointType):
     """A free (6-dof) joint, the floating base: ``q = [x, y, z, qw, qx, qy, qz]`` (origin of
     the moved frame and its orientation, a quaternion of any nonzero norm, in the joint
@@ -458,12 +532,7 @@ class Free(JointType):
     def from_box(self, sample: np.ndarray) -> np.ndarray:
         """K. Shoemake, "Uniform random rotations", Graphics Gems III (1992); ``sample``
         (6,) or (n, 6)."""
-        u1, u2, u3 = sample[..., 3], sample[..., 4], sample[..., 5]
-        a, b = np.sqrt(1 - u1), np.sqrt(u1)
-        quaternion = np.stack([b * np.cos(2 * math.pi * u3), a * np.sin(2 * math.pi * u2),
-                               a * np.cos(2 * math.pi * u2), b * np.sin(2 * math.pi * u3)],
-                              axis=-1)
-        return np.concatenate([sample[..., :3], quaternion], axis=-1)
+        return np.concatenate([sample[..., :3], _uniform_rotations(sample[..., 3:6])], axis=-1)
 
     def integrate(self, q: SX, v: SX) -> SX:
         return ca.vertcat(*lie.se3_integrate(q[:3], q[3:], v))
@@ -474,11 +543,8 @@ class Free(JointType):
     def tangent(self, q: SX) -> SX:
         """``[0 R; Q/2 0]``: the position moves with ``R v``, the quaternion with
         ``q [0; w] / 2``."""
-        w, x, y, z = ca.vertsplit(q[3:])
-        half = ca.vertcat(ca.horzcat(-x, -y, -z), ca.horzcat(w, -z, y),
-                          ca.horzcat(z, w, -x), ca.horzcat(-y, x, w)) / 2
         R = lie.rotation_matrix(q[3:])
-        return ca.blockcat([[SX.zeros(3, 3), R], [half, SX.zeros(4, 3)]])
+        return ca.blockcat([[SX.zeros(3, 3), R], [_quaternion_rate(q[3:]), SX.zeros(4, 3)]])
 
     def to_pinocchio(self, joint: Joint, q: np.ndarray) -> np.ndarray:
         """Pinocchio's free flyer has the quaternion scalar last."""
@@ -495,7 +561,7 @@ class Free(JointType):
 
 
 JOINT_TYPES: dict[str, JointType] = {
-    t.name: t for t in (Revolute(), Prismatic(), Planar(), Free())
+    t.name: t for t in (Revolute(), Prismatic(), Planar(), Ball(), Free())
 }
 
 

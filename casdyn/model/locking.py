@@ -59,12 +59,13 @@ def _fixed(joint: JointSpec, position) -> JointSpec:
     if q.shape != (kind.nq,) or not np.all(np.isfinite(q)):
         raise InputError(f"locked position of {joint.type} joint {joint.name!r} must be "
                          f"{kind.nq} finite number(s), got {np.asarray(position).tolist()}")
-    if kind.quaternion_at is not None:  # any nonzero norm, scaled first (1e-200 would underflow)
-        largest = np.max(np.abs(q[3:7]))
+    at = kind.quaternion_at
+    if at is not None:  # any nonzero norm, scaled first (1e-200 would underflow)
+        largest = np.max(np.abs(q[at : at + 4]))
         if largest == 0:
-            raise InputError(f"locked position of floating joint {joint.name!r}: its "
+            raise InputError(f"locked position of {joint.type} joint {joint.name!r}: its "
                              "quaternion [qw, qx, qy, qz] is zero; it may have any nonzero norm")
-        q = np.concatenate([q[:3], q[3:7] / largest])  # a copy: the caller keeps theirs
+        q = np.concatenate([q[:at], q[at : at + 4] / largest])  # a copy: the caller keeps theirs
     plain = Joint(joint.name, kind, -1, np.eye(3), np.zeros(3), None, -np.inf, np.inf)
     XJ = kind.joint_transform(plain, ca.DM(q) if kind.nq > 1 else float(q[0]))
     rotation = np.array(ca.evalf(ca.SX(XJ.R)))

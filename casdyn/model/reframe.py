@@ -22,6 +22,7 @@ from .build import snap
 from .tree import Model
 
 _PARALLEL = 1e-9  # |z_i x z_c| below this: parallel axes
+_FAR = 10.0  # a common normal's foot farther than this times the origins' distance is not used
 
 
 def _rot_z(angle: float) -> np.ndarray:
@@ -56,6 +57,10 @@ def _frame_change(R_i, o_i, R_c, o_c) -> tuple[np.ndarray, float]:
         # o_i + t z_i + a n = o_c + u z_c, solved for t (n = z_i x z_c / |.|)
         n = normal / np.linalg.norm(normal)
         t = float(np.cross(o_c - o_i, z_c) @ n / np.linalg.norm(normal))
+        if abs(t) > _FAR * max(float(np.linalg.norm(o_c - o_i)), 1e-6):
+            # nearly parallel axes: the normal's foot runs away, and the inertia moved there
+            # would lose its digits to cancellation (m t^2 against the body's own)
+            return np.eye(3), 0.0
     x_local = R_i.T @ normal
     return _rot_z(math.atan2(x_local[1], x_local[0])), t
 

@@ -36,3 +36,16 @@ def robot_srdf(name: str) -> str | None:
     """The SRDF text shipped with robot ``name``, or None where it has none."""
     path = _robots_dir() / f"{_known(name)}.srdf"
     return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def mjcf_names() -> tuple[str, ...]:
+    """The MJCF models shipped (``robots/<name>.xml``), sorted."""
+    return tuple(sorted(p.name[:-4] for p in _robots_dir().iterdir() if p.name.endswith(".xml")))
+
+
+def robot_mjcf(name: str) -> str:
+    """The MJCF text of the shipped model ``name`` (for :func:`casdyn.load_mjcf`)."""
+    names = mjcf_names()
+    if name not in names:
+        raise unknown_name("MJCF model", name, names)
+    return (_robots_dir() / f"{name}.xml").read_text(encoding="utf-8")

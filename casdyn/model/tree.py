@@ -43,7 +43,8 @@ class Joint:
     """A movable joint and the body it moves; its frame has the joint axis as z."""
 
     name: str
-    type: JointType  # what it does: revolute (URDF continuous too), prismatic, planar, free
+    type: JointType  # what it does: revolute (URDF continuous too), prismatic, planar, ball,
+    # free
     parent: int  # index of the parent joint, -1 for the base
     rotation: np.ndarray  # (3, 3) joint frame at q = 0, in the parent joint's frame
     translation: np.ndarray  # (3,)
@@ -101,6 +102,8 @@ class Model:
     # the URDF's <dynamics damping friction> act (load_urdf(joint_friction=True))
     joint_friction: bool = False
     friction_smoothing: float = 1e-3  # rad/s or m/s: the width of the smoothed sign
+    # closed kinematic loops held as constraints (casdyn.algorithms.loops.Loop)
+    loops: tuple = ()
     # what it was built from, for casdyn.model.locking
     description: RobotDescription | None = field(default=None, repr=False, compare=False)
     _body_index: dict[str, int] = field(repr=False, compare=False, default_factory=dict)
