@@ -16,7 +16,7 @@ import casadi as ca
 
 from ..math.spatial import SX, FrameMotion, Transform
 from ..model.joint_state import JointState
-from ..model.joints import TURN
+from ..model.joint_type import TURN
 from ..model.tree import Model
 from .kinematics import (
     body_frame,

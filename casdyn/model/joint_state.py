@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..math.spatial import SX, FrameMotion, RigidInertia, Transform
-from .joints import Joint, JointType
+from .joint_type import Joint, JointType
 
 
 @dataclass(frozen=True)

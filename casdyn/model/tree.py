@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import InputError, unknown_name
 from ..math.inertia import Inertia
-from .joints import JointType
+from .joint_type import JointType
 from .urdf import RobotDescription
 
 WORLD = "world"  # the fixed frame of a floating-base model
