@@ -39,7 +39,8 @@ __all__ = [
 
 def load_urdf(source: str | os.PathLike, *, gravity=(0.0, 0.0, -9.81),
               floating_base: bool = False, joint_friction: bool = False,
-              armature: dict | None = None, friction_smoothing: float = 1e-3) -> RigidBodyTree:
+              armature: dict | None = None, friction_smoothing: float = 1e-3,
+              package_dirs=()) -> RigidBodyTree:
     """Load a robot from a URDF file path or a string holding URDF XML.
 
     ``gravity`` is the gravitational acceleration in the base frame: the root link's on a
@@ -48,13 +49,18 @@ def load_urdf(source: str | os.PathLike, *, gravity=(0.0, 0.0, -9.81),
     ``joint_friction=True`` adds the joints' ``<dynamics damping="d" friction="c">`` to
     every dynamics function as ``tau += d qd + c tanh(qd / friction_smoothing)``;
     ``armature`` (joint name -> rotor inertia, kg m^2 or kg) adds to ``M``'s diagonal.
+    ``package_dirs``: directories where ``package://`` mesh names are looked for.
     """
     floating_base = arguments.flag(floating_base, "floating_base")
     joint_friction = arguments.flag(joint_friction, "joint_friction")
     if armature is not None and not isinstance(armature, dict):
         raise InputError(f"armature must be a dict of joint name -> value, got {armature!r}")
-    return RigidBodyTree(build_model(read_urdf(source), gravity, floating_base, joint_friction,
-                                     armature, friction_smoothing))
+    robot = RigidBodyTree(build_model(read_urdf(source), gravity, floating_base, joint_friction,
+                                      armature, friction_smoothing))
+    from .geometry.robot import RobotGeometry
+
+    robot._geometry = RobotGeometry(robot.model, source, package_dirs)
+    return robot
 
 
 def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81), floating_base: bool = False,
