@@ -67,6 +67,10 @@ def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81), floating_base: bool = Fa
                joint_friction: bool = False, armature: dict | None = None,
                friction_smoothing: float = 1e-3) -> RigidBodyTree:
     """Load a robot shipped with casdyn; :func:`robot_names` lists them."""
-    return load_urdf(robot_urdf(name), gravity=gravity, floating_base=floating_base,
-                     joint_friction=joint_friction, armature=armature,
-                     friction_smoothing=friction_smoothing)
+    robot = load_urdf(robot_urdf(name), gravity=gravity, floating_base=floating_base,
+                      joint_friction=joint_friction, armature=armature,
+                      friction_smoothing=friction_smoothing)
+    from .geometry.robot import shipped_geometry
+
+    robot._geometry = shipped_geometry(robot.model, name)
+    return robot

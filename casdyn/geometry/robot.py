@@ -27,9 +27,10 @@ class RobotGeometry:
     """The geometry of one robot model, read lazily from its URDF source."""
 
     def __init__(self, model, source: str | os.PathLike | None = None, package_dirs=(),
-                 disabled=()):
+                 disabled=(), extra: os.PathLike | None = None):
         self._model = model
         self._source = source
+        self._extra = extra
         self._package_dirs = package_dirs
         self.disabled = disabled_pairs(disabled)
         self._functions: dict[tuple, ca.Function] = {}
@@ -45,7 +46,7 @@ class RobotGeometry:
                     "file): load it with casdyn.load_urdf to read its geometry"
                 )
             source = label
-        collision, visual = read_geometry(source, self._package_dirs)
+        collision, visual = read_geometry(source, self._package_dirs, self._extra)
         known = set(self._model.body_names) | {self._model.base_name}
         root = self._model.description.links[0].name if self._model.description else None
         for item in (*collision, *visual):
@@ -81,6 +82,14 @@ class RobotGeometry:
     def distances(self, q, pairs=None, obstacles=()) -> np.ndarray:
         q = arguments.vector(q, "q", self._model.nq)
         return np.asarray(self.function(pairs, obstacles)(q), dtype=float).ravel()
+
+
+def shipped_geometry(model, name: str) -> RobotGeometry:
+    """The geometry of the shipped robot ``name``: its URDF's and its ``.collision.xml``'s."""
+    from ..shipped import _robots_dir, robot_urdf
+
+    side = _robots_dir() / f"{name}.collision.xml"
+    return RobotGeometry(model, robot_urdf(name), extra=side if side.is_file() else None)
 
 
 def disabled_pairs(pairs) -> frozenset:

@@ -5,7 +5,10 @@ geometry: ``box``, ``cylinder``, ``sphere``, ``capsule`` (URDF 1.2) and ``mesh``
 ``scale``), each with its ``origin``. Mesh file names ``package://pkg/rest``, ``file://path``,
 absolute and relative paths are resolved as Pinocchio does: ``package://`` against each of
 ``package_dirs`` (``dir/pkg/rest``), then against the URDF's directory and its ancestors;
-relative paths against the URDF's directory. A mesh that cannot be found is left out with a
+relative paths against the URDF's directory. Next to a URDF file ``x.urdf``, a file
+``x.collision.xml`` in the same syntax (``<robot><link name><collision>...``) adds collision
+shapes that other URDF parsers reject (URDF 1.2 capsules: urdfdom refuses the whole file);
+casdyn's shipped arms keep their capsules there. A mesh that cannot be found is left out with a
 :class:`ModelWarning` naming it: geometry is optional for dynamics. Collision meshes become
 the convex hull of their vertices (:class:`ConvexMesh`, needs ``trimesh``), visual meshes stay
 :class:`Mesh` files.
@@ -24,25 +27,41 @@ from ..urdf import _parse_xml, _read_source, rpy_to_matrix
 from .shapes import Box, Capsule, ConvexMesh, Cylinder, Geometry, Mesh, Sphere
 
 
-def read_geometry(source: str | os.PathLike, package_dirs=()) -> tuple[tuple, tuple]:
+def read_geometry(source: str | os.PathLike, package_dirs=(),
+                  extra: os.PathLike | None = None) -> tuple[tuple, tuple]:
     """``(collision, visual)``: tuples of :class:`Geometry`, named ``"<link>_<index>"`` (the
     index counts that link's elements of the kind, from 0), ``body`` the link's name and
-    ``pose`` the element's origin in the link frame."""
+    ``pose`` the element's origin in the link frame. ``extra``: a ``.collision.xml`` file to
+    read as well (found next to a URDF file without being named)."""
     data, label = _read_source(source)
-    root, lines = _parse_xml(data, label)
     base = Path(label).resolve().parent if label != "<string>" else Path.cwd()
     dirs = [Path(d) for d in ([package_dirs] if isinstance(package_dirs, str | os.PathLike)
                               else package_dirs)]
     found: dict[str, list[Geometry]] = {"collision": [], "visual": []}
+    counts: dict[tuple[str, str], int] = {}
+    sources = [(data, label)]
+    side = Path(label).with_suffix(".collision.xml") if label != "<string>" else None
+    side = Path(extra) if extra is not None else side
+    if side is not None and side.is_file():
+        sources.append((side.read_bytes(), str(side)))
+    for text, where_from in sources:
+        _read_links(text, where_from, base, dirs, found, counts)
+    return tuple(found["collision"]), tuple(found["visual"])
+
+
+def _read_links(data, label: str, base: Path, dirs: list[Path], found: dict,
+                counts: dict) -> None:
+    root, lines = _parse_xml(data, label)
     for link in root.iter("link"):
         name = link.get("name", "")
         for kind, kept in found.items():
-            for index, element in enumerate(link.findall(kind)):
+            for element in link.findall(kind):
+                index = counts.get((name, kind), 0)
+                counts[(name, kind)] = index + 1
                 where = f"{label}, line {lines.get(id(element), '?')}, <{kind}> of link {name!r}"
                 shape = _shape(element.find("geometry"), where, base, dirs, kind == "collision")
                 if shape is not None:
                     kept.append(Geometry(f"{name}_{index}", name, shape, _origin(element, where)))
-    return tuple(found["collision"]), tuple(found["visual"])
 
 
 def _numbers(text: str | None, count: int, what: str, where: str, default=None) -> np.ndarray:
