@@ -356,6 +356,36 @@ class RigidBodyTree:
         return self._call("impulse_dynamics", {"contacts": contact_list(contacts)}, q=q,
                           qd_minus=qd_minus, restitution=restitution)
 
+    # --- geometry (casdyn.geometry.robot) --------------------------------------------------
+    @property
+    def geometry(self):
+        """The robot's :class:`casdyn.geometry.robot.RobotGeometry` (read on first use)."""
+        if getattr(self, "_geometry", None) is None:
+            from .geometry.robot import RobotGeometry
+
+            self._geometry = RobotGeometry(self._model)
+        return self._geometry
+
+    @property
+    def collision_geometry(self) -> tuple:
+        """The URDF's ``<collision>`` shapes: ``casdyn.geometry.Geometry`` per element."""
+        return self.geometry.collision
+
+    @property
+    def visual_geometry(self) -> tuple:
+        """The URDF's ``<visual>`` shapes: ``casdyn.geometry.Geometry`` per element."""
+        return self.geometry.visual
+
+    @property
+    def collision_pairs(self) -> tuple[tuple[str, str], ...]:
+        """Collision geometry pairs on links neither welded, adjacent nor disabled."""
+        return self.geometry.pairs
+
+    def collision_distances(self, q, pairs=None, obstacles=()):
+        """Signed distances (m) of ``pairs`` (default :attr:`collision_pairs`), then of each
+        ``casdyn.geometry.Obstacle`` against every collision geometry: 1-D array."""
+        return self.geometry.distances(q, pairs, obstacles)
+
     def get_transform(self, q, body: str, relative_to: str | None = None):
         """4x4 pose of ``body``'s frame in ``relative_to``'s frame (default: the base).
 
@@ -516,6 +546,8 @@ class RigidBodyTree:
         in base-frame axes (see :meth:`contact_dynamics`). ``fext`` inputs are
         ``n_bodies x 6``, one row per entry of :attr:`body_names`.
         """
+        if name == "collision_distances":
+            return self.geometry.function(**options)
         return self._functions.get(name, **options)
 
 
