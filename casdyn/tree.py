@@ -386,6 +386,16 @@ class RigidBodyTree:
         ``casdyn.geometry.Obstacle`` against every collision geometry: 1-D array."""
         return self.geometry.distances(q, pairs, obstacles)
 
+    # --- viewer (casdyn.viewer) ------------------------------------------------------------
+    def show(self, q=None, *, geometry: str = "visual", port: int | None = None,
+             open_browser: bool = False):
+        """A :class:`casdyn.viewer.Viewer` of this robot at ``q`` (default: the home
+        configuration), served on ``127.0.0.1`` (``viewer.url``); ``geometry`` is
+        ``"visual"``, ``"collision"`` or ``"frames"``. Needs ``pip install "casdyn[viewer]"``."""
+        from .viewer import Viewer
+
+        return Viewer(self, q, geometry=geometry, port=port, open_browser=open_browser)
+
     def get_transform(self, q, body: str, relative_to: str | None = None):
         """4x4 pose of ``body``'s frame in ``relative_to``'s frame (default: the base).
 
