@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import CasdynError, ModelWarning
 from ..geometry.shapes import Box, Capsule, ConvexMesh, Cylinder, Mesh, Plane, Sphere
 
-COLORS = {"visual": (176, 186, 204), "collision": (232, 150, 70)}
+COLORS = {"visual": (186, 192, 204), "collision": (120, 160, 210)}
 
 
 def wxyz(rotation) -> np.ndarray:

@@ -137,7 +137,7 @@ class Viewer:
         axes = self._axes_length
         for name, node in self._body_nodes.items():
             node.show_axes = self.geometry == "frames" or name in bodies
-            node.axes_length, node.axes_radius = axes, axes / 25
+            node.axes_length, node.axes_radius = axes, axes / 15
 
     def play(self, t, q, forces=None, contacts=None, com: bool = False, loop: bool = True, *,
              mu: float = DEFAULT_MU, force_scale: float | None = None) -> Viewer:
@@ -222,6 +222,8 @@ class Viewer:
 
     def _build(self, items, origins) -> None:
         scene = self._server.scene
+        # the controls beside the canvas rather than over it
+        self._server.gui.configure_theme(control_layout="fixed", show_share_button=False)
         scene.set_up_direction("+z")
         size = self._size
         cell = 10.0 ** np.floor(np.log10(size / 2))
@@ -239,7 +241,7 @@ class Viewer:
             if frames or name in drawn:
                 self._body_nodes[name] = scene.add_frame(
                     f"/robot/{_safe(name)}", show_axes=frames, axes_length=axes,
-                    axes_radius=axes / 25)
+                    axes_radius=axes / 15)
         color = draw.COLORS["collision" if self.geometry == "collision" else "visual"]
         for item in items:
             draw.add_shape(scene, f"/robot/{_safe(item.body)}/{_safe(item.name)}", item.shape,
@@ -249,8 +251,8 @@ class Viewer:
         self._skeleton = None
         if frames and self._links:
             self._skeleton = scene.add_line_segments(
-                "/robot_links", np.zeros((len(self._links), 2, 3)), (90, 90, 110),
-                thickness=axes / 12)
+                "/robot_links", np.zeros((len(self._links), 2, 3)), (80, 80, 100),
+                thickness=axes / 6)
 
     def _make_contact_nodes(self, count: int) -> None:
         scene = self._server.scene
