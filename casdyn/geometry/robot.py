@@ -161,7 +161,8 @@ def body_poses(model, q, bodies) -> dict[str, ca.SX]:
     joints = kinematics.base_poses(model, states)
     poses = {}
     for name in bodies:
-        if name == _root(model) or name == model.base_name:
+        # the root link is the base only on a fixed base (a floating one moves it)
+        if name == model.base_name or (name == _root(model) and not model.floating_base):
             poses[name] = ca.SX.eye(4)
             continue
         joint, offset = kinematics.body_frame(model, model.body_index(name))

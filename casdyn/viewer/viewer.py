@@ -223,7 +223,8 @@ class Viewer:
     def _build(self, items, origins) -> None:
         scene = self._server.scene
         # the controls beside the canvas rather than over it
-        self._server.gui.configure_theme(control_layout="fixed", show_share_button=False)
+        self._server.gui.configure_theme(show_share_button=False)
+        self._server.gui.main_panel.dock_right()
         scene.set_up_direction("+z")
         size = self._size
         cell = 10.0 ** np.floor(np.log10(size / 2))
@@ -291,8 +292,6 @@ class Viewer:
         q = np.asarray(arguments.vector(q, "q", self._nq), dtype=float)
         if q.ndim != 1:
             raise InputError(f"q must be one configuration ({self._nq},), got shape {q.shape}")
-        if not np.all(np.isfinite(q)):
-            raise InputError("q holds NaN or infinite values")
         return q
 
     def _evaluate(self, q) -> tuple[np.ndarray, np.ndarray]:
