@@ -94,7 +94,15 @@ class Browser:
         """The page as an (height, width, 3) uint8 RGB array."""
         from PIL import Image
 
-        data = base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"])
+        for attempt in range(20):  # a navigation may swap the page's renderer for a moment
+            try:
+                answer = self.call("Page.captureScreenshot", format="png")
+                break
+            except RuntimeError as error:
+                if "Not attached" not in str(error) or attempt == 19:
+                    raise
+                time.sleep(0.5)
+        data = base64.b64decode(answer["data"])
         return np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
 
     def settled(self, least: float = 3.0, most: float = 40.0, step: float = 1.0) -> np.ndarray:

@@ -13,7 +13,6 @@ import pytest
 
 import casdyn
 from casdyn.errors import CasdynError, InputError
-from casdyn.viewer import Viewer
 from casdyn.viewer.poses import pose_function
 from casdyn.viewer.scene import wxyz
 from casdyn.viewer.trajectory import load, trajectory

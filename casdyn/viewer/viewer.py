@@ -169,6 +169,15 @@ class Viewer:
             self._player.start()
         return self
 
+    def seek(self, time_s: float) -> None:
+        """Pause the trajectory being played and show it at time ``time_s`` (s): the last
+        sample at or before it."""
+        with self._lock:
+            if self._trajectory is None:
+                raise CasdynError("seek needs a trajectory: call play first")
+            self._playing = False
+            self._show_time(float(time_s))
+
     def save(self, path) -> Path:
         """Write a recording that opens without Python: ``.html`` is one self-contained page
         (viser's web client with the recording inlined; no network needed), ``.viser`` viser's
