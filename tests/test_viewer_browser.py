@@ -106,7 +106,6 @@ def _drawn_and_moving(browser, viewer, q1, q2, name):
     viewer.update(q2)
     second = browser.settled()
     viewer.server.scene.remove_by_name("/robot")
-    viewer.server.scene.remove_by_name("/robot_links")
     empty = browser.settled()
     for image, label in ((first, "q1"), (second, "q2"), (empty, "empty")):
         _keep(image, f"{name}_{label}")

@@ -80,12 +80,13 @@ class Viewer:
         self._gravity = float(np.linalg.norm(model.gravity))
         q0 = robot.home_configuration() if q is None else q
         q0 = self._configuration(q0)
-        origins = self._evaluate(q0)[0][:, :3, 3]
+        poses0 = self._evaluate(q0)[0]
+        origins = poses0[:, :3, 3]
         span = float(np.max(np.ptp(origins, axis=0))) if len(origins) > 1 else 0.0
         self._size = max(span, 0.2)  # m: sets axes, markers, grid and the camera distance
         self._server = _serve(viser, port, robot.name)
         try:
-            self._build(items, origins)
+            self._build(items, poses0)
             self._lock = threading.RLock()
             self._trajectory: Trajectory | None = None
             self._contact_nodes: list = []
@@ -189,8 +190,10 @@ class Viewer:
             raise InputError(f"save path must end in .html or .viser, got {str(path)!r}")
         with self._lock:
             playing, self._playing = self._playing, False
-            serializer = self._server.get_scene_serializer()
             shaped = self._trajectory
+            if shaped is not None:  # the scene's snapshot, the recording's start: sample 0
+                self._draw_sample(0)
+            serializer = self._server.get_scene_serializer()
             if shaped is not None:
                 times = _recorded_times(shaped.t)
                 for k, time_k in enumerate(times):
@@ -229,7 +232,7 @@ class Viewer:
     def _axes_length(self) -> float:
         return float(np.clip(0.12 * self._size, 0.02, 0.3))
 
-    def _build(self, items, origins) -> None:
+    def _build(self, items, origins_poses) -> None:
         scene = self._server.scene
         # the controls beside the canvas rather than over it
         self._server.gui.configure_theme(show_share_button=False)
@@ -240,7 +243,7 @@ class Viewer:
         extent = float(np.ceil(3 * size / cell) * cell)
         scene.add_grid("/ground", width=extent, height=extent, cell_size=cell,
                        section_size=10 * cell)
-        centre = origins.mean(axis=0)
+        centre = origins_poses[:, :3, 3].mean(axis=0)
         self._server.initial_camera.look_at = tuple(centre)
         self._server.initial_camera.position = tuple(centre + size * np.array([1.4, -1.9, 1.1]))
         frames = self.geometry == "frames"
@@ -256,31 +259,48 @@ class Viewer:
         for item in items:
             draw.add_shape(scene, f"/robot/{_safe(item.body)}/{_safe(item.name)}", item.shape,
                            item.pose, color)
-        self._links = [(self._index[b.parent], self._index[b.name])
-                       for b in self._robot.model.bodies if b.parent in self._index]
-        self._skeleton = None
-        if frames and self._links:
-            self._skeleton = scene.add_line_segments(
-                "/robot_links", np.zeros((len(self._links), 2, 3)), (80, 80, 100),
-                thickness=axes / 6)
+        if frames:
+            self._add_links(origins_poses)
+
+    def _add_links(self, poses) -> None:
+        """A segment from each body's origin to each child's, fixed in the parent body's
+        frame (taken at the first configuration: exact for revolute and fixed joints, whose
+        child origin stays put in the parent frame; a prismatic child moves off its end).
+        Only poses change afterwards, which recordings replay faithfully."""
+        scene = self._server.scene
+        for body in self._robot.model.bodies:
+            if body.parent not in self._index:
+                continue
+            parent = poses[self._index[body.parent]]
+            child = poses[self._index[body.name]]
+            end = parent[:3, :3].T @ (child[:3, 3] - parent[:3, 3])
+            if np.linalg.norm(end) > 1e-9:
+                scene.add_line_segments(
+                    f"/robot/{_safe(body.parent)}/link_to_{_safe(body.name)}",
+                    np.array([[np.zeros(3), end]]), (80, 80, 100),
+                    thickness=self._axes_length / 6)
 
     def _make_contact_nodes(self, count: int) -> None:
         scene = self._server.scene
-        for force, cone_node in self._contact_nodes:
-            force.remove()
+        for arrows, cone_node in self._contact_nodes:
+            for arrow in arrows:
+                arrow.remove()
             cone_node.remove()
         self._contact_nodes = []
         height = 0.3 * self._size
         vertices, faces = cone(self._half_angle, height)
         for i in range(count):
-            force = scene.add_arrows(f"/contacts/{i}/force", np.zeros((1, 2, 3)), (40, 170, 60),
-                                     shaft_radius=0.01 * self._size,
-                                     head_radius=0.025 * self._size,
-                                     head_length=0.05 * self._size, visible=False)
+            # a unit arrow along z, stretched to the force by the node's scale (a pose-like
+            # update: recordings replay those faithfully, new arrow points they do not)
+            arrows = tuple(scene.add_arrows(
+                f"/contacts/{i}/force_{kind}", np.array([[[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]]),
+                color, shaft_radius=0.01 * self._size, head_radius=0.025 * self._size,
+                head_length=0.15, visible=False)
+                for kind, color in (("inside", (40, 170, 60)), ("outside", (220, 40, 40))))
             cone_node = scene.add_mesh_simple(f"/contacts/{i}/cone", vertices, faces,
                                               color=(60, 120, 230), opacity=0.25,
                                               side="double", cast_shadow=False, visible=False)
-            self._contact_nodes.append((force, cone_node))
+            self._contact_nodes.append((arrows, cone_node))
 
     def _show_com(self, visible: bool) -> None:
         if visible and not self._com_nodes:
@@ -290,8 +310,8 @@ class Viewer:
                 scene.add_icosphere("/com", radius=radius, color=(230, 40, 40)),
                 scene.add_cylinder("/com_ground", radius=1.5 * radius, height=0.002,
                                    color=(230, 40, 40), cast_shadow=False),
-                scene.add_line_segments("/com_line", np.zeros((1, 2, 3)), (230, 40, 40),
-                                        thickness=0.15 * radius),
+                scene.add_line_segments("/com_line", np.array([[[0.0, 0, 0], [0, 0, -1]]]),
+                                        (230, 40, 40), thickness=0.15 * radius),
             )
         for node in self._com_nodes:
             node.visible = visible
@@ -316,14 +336,12 @@ class Viewer:
                 pose = poses[self._index[name]]
                 node.position = pose[:3, 3]
                 node.wxyz = draw.wxyz(pose[:3, :3])
-            if self._skeleton is not None:
-                self._skeleton.points = np.array(
-                    [[poses[a][:3, 3], poses[b][:3, 3]] for a, b in self._links])
             if self._com_nodes and self._com_nodes[0].visible:
                 ground = np.array([com[0], com[1], 0.0])
                 self._com_nodes[0].position = com
                 self._com_nodes[1].position = ground
-                self._com_nodes[2].points = np.array([[com, ground]])
+                self._com_nodes[2].position = com  # a unit segment down, stretched
+                self._com_nodes[2].scale = (1.0, 1.0, max(abs(float(com[2])), 1e-6))
             if forces is not None:
                 self._draw_forces(poses, forces)
 
@@ -331,16 +349,19 @@ class Viewer:
         shaped = self._trajectory
         visible_below = 1e-6 * max(self._mass * self._gravity, 1.0)  # N: "no contact"
         tan = np.tan(self._half_angle)
-        for i, (force_node, cone_node) in enumerate(self._contact_nodes):
+        for i, ((inside_arrow, outside_arrow), cone_node) in enumerate(self._contact_nodes):
             pose = poses[self._index[shaped.bodies[i]]]
             point = pose[:3, :3] @ shaped.points[i] + pose[:3, 3]
             f = forces[i]
-            on = bool(np.linalg.norm(f) > visible_below)
+            size = float(np.linalg.norm(f))
+            on = size > visible_below
             inside = np.hypot(f[0], f[1]) <= tan * f[2] + 1e-9
-            force_node.points = np.array([[point, point + self._force_scale * f]])
-            force_node.colors = np.array((40, 170, 60) if inside else (220, 40, 40),
-                                         dtype=np.uint8)
-            force_node.visible = on
+            for arrow, shown in ((inside_arrow, on and inside), (outside_arrow, on and not inside)):
+                if shown:
+                    arrow.position = point
+                    arrow.wxyz = draw.wxyz(_z_to(f / size))
+                    arrow.scale = (1.0, 1.0, self._force_scale * size)
+                arrow.visible = shown
             cone_node.position = point
             cone_node.visible = on
 
@@ -401,6 +422,14 @@ class Viewer:
                     else:
                         time_s, self._playing = float(t[-1]), False
                 self._show_time(float(time_s))
+
+
+def _z_to(direction: np.ndarray) -> np.ndarray:
+    """A rotation whose z axis is the unit vector ``direction``."""
+    helper = np.array([1.0, 0.0, 0.0]) if abs(direction[0]) < 0.9 else np.array([0, 1.0, 0])
+    x = np.cross(helper, direction)
+    x /= np.linalg.norm(x)
+    return np.column_stack([x, np.cross(direction, x), direction])
 
 
 def _chosen_geometry(robot, kind: str) -> tuple[str, tuple]:
