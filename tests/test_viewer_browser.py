@@ -190,10 +190,10 @@ def test_contact_forces_cones_and_com_are_drawn(browser, solo):
         viewer.seek(0.5)
         browser.open(viewer.url)
         everything = browser.settled()
-        viewer.server.scene.remove_by_name("/contacts")
+        for i, foot in enumerate(FEET):
+            viewer.server.scene.remove_by_name(f"/robot/{foot}/contact_{i}")
         no_forces = browser.settled()
-        for name in ("/com", "/com_ground", "/com_line"):
-            viewer.server.scene.remove_by_name(name)
+        viewer.server.scene.remove_by_name("/robot/base_link/com")
         no_com = browser.settled()
     _keep(everything, "solo12_forces_com")
     assert _grid_drawn(no_com)

@@ -7,10 +7,12 @@ The scene, in the base frame (the world for a floating base; z up, the ground at
 * ``/robot/<body>``: one node per body at its pose, holding the body's geometry at each
   element's pose (``Geometry.pose``); with ``geometry="frames"`` (or a robot without geometry)
   the body frames' axes and segments from each body's origin to its children's;
-* ``/com``, ``/com_ground``: the centre of mass and its projection on the ground;
-* ``/contacts/<i>/force``, ``/contacts/<i>/cone``: the force on contact ``i`` (an arrow from
-  the contact point, green inside its friction cone, red outside) and the friction cone
-  ``|f_t| <= mu f_n`` about the ground normal +z, both shown while the force is nonzero.
+* ``/robot/<first body>/com``: the centre of mass, a line down to the ground and a disc
+  there (its projection);
+* ``/robot/<body>/contact_<i>/force_inside|force_outside|cone``: the force on contact ``i``
+  (an arrow from the contact point, green inside its friction cone, red outside) and the
+  friction cone ``|f_t| <= mu f_n`` about the ground normal +z, shown while the force is
+  nonzero.
 
 Every configuration is drawn from one compiled CasADi Function (:mod:`.poses`).
 """
@@ -160,7 +162,7 @@ class Viewer:
         self._force_scale = float(force_scale)
         with self._lock:
             self._trajectory = shaped
-            self._make_contact_nodes(len(shaped.bodies))
+            self._make_contact_nodes(shaped)
             self._show_com(bool(com))
             self._make_controls(shaped, arguments.flag(loop, "loop"))
             self._playing = len(shaped.t) > 1
@@ -280,41 +282,55 @@ class Viewer:
                     np.array([[np.zeros(3), end]]), (80, 80, 100),
                     thickness=self._axes_length / 6)
 
-    def _make_contact_nodes(self, count: int) -> None:
+    def _make_contact_nodes(self, shaped: Trajectory) -> None:
+        """Per contact, a node at the contact point on its body (axes kept parallel to the
+        base frame's) holding the force arrows and the friction cone: they ride with the
+        body, so a page that applies updates late never shows them apart from it."""
         scene = self._server.scene
-        for arrows, cone_node in self._contact_nodes:
-            for arrow in arrows:
-                arrow.remove()
-            cone_node.remove()
+        for group, _, _ in self._contact_nodes:
+            group.remove()
         self._contact_nodes = []
-        height = 0.3 * self._size
-        vertices, faces = cone(self._half_angle, height)
-        for i in range(count):
-            # a unit arrow along z, stretched to the force by the node's scale (a pose-like
-            # update: recordings replay those faithfully, new arrow points they do not)
+        vertices, faces = cone(self._half_angle, 0.3 * self._size)
+        for i, (body, point) in enumerate(zip(shaped.bodies, shaped.points, strict=True)):
+            if body not in self._body_nodes:
+                self._body_nodes[body] = scene.add_frame(f"/robot/{_safe(body)}",
+                                                         show_axes=False)
+            name = f"/robot/{_safe(body)}/contact_{i}"
+            group = scene.add_frame(name, show_axes=False, position=point)
+            # a unit arrow along z, stretched to the force by its node's scale
             arrows = tuple(scene.add_arrows(
-                f"/contacts/{i}/force_{kind}", np.array([[[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]]),
+                f"{name}/force_{kind}", np.array([[[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]]),
                 color, shaft_radius=0.01 * self._size, head_radius=0.025 * self._size,
-                head_length=0.15, visible=False)
+                head_length=0.15, scale=(1.0, 1.0, 1e-6), visible=False)
                 for kind, color in (("inside", (40, 170, 60)), ("outside", (220, 40, 40))))
-            cone_node = scene.add_mesh_simple(f"/contacts/{i}/cone", vertices, faces,
+            cone_node = scene.add_mesh_simple(f"{name}/cone", vertices, faces,
                                               color=(60, 120, 230), opacity=0.25,
                                               side="double", cast_shadow=False, visible=False)
-            self._contact_nodes.append((arrows, cone_node))
+            self._contact_nodes.append((group, arrows, cone_node))
 
     def _show_com(self, visible: bool) -> None:
+        """The centre of mass (a ball), a line down to the ground and a disc there, in one
+        node that rides on the first body with base-frame axes (``/robot/<body>/com``)."""
         if visible and not self._com_nodes:
             scene = self._server.scene
+            carrier = self._bodies[1] if len(self._bodies) > 1 else self._bodies[0]
+            if carrier not in self._body_nodes:
+                self._body_nodes[carrier] = scene.add_frame(f"/robot/{_safe(carrier)}",
+                                                            show_axes=False)
+            name = f"/robot/{_safe(carrier)}/com"
             radius = 0.03 * self._size
             self._com_nodes = (
-                scene.add_icosphere("/com", radius=radius, color=(230, 40, 40)),
-                scene.add_cylinder("/com_ground", radius=1.5 * radius, height=0.002,
+                carrier,
+                scene.add_frame(name, show_axes=False),
+                scene.add_cylinder(f"{name}/ground", radius=1.5 * radius, height=0.002,
                                    color=(230, 40, 40), cast_shadow=False),
-                scene.add_line_segments("/com_line", np.array([[[0.0, 0, 0], [0, 0, -1]]]),
-                                        (230, 40, 40), thickness=0.15 * radius),
+                scene.add_line_segments(f"{name}/line", np.array([[[0.0, 0, 0], [0, 0, -1]]]),
+                                        (230, 40, 40), thickness=0.15 * radius,
+                                        scale=(1.0, 1.0, 1e-6)),
             )
-        for node in self._com_nodes:
-            node.visible = visible
+            scene.add_icosphere(f"{name}/ball", radius=radius, color=(230, 40, 40))
+        if self._com_nodes:
+            self._com_nodes[1].visible = visible
 
     # --- drawing --------------------------------------------------------------------------
     def _configuration(self, q) -> np.ndarray:
@@ -336,12 +352,14 @@ class Viewer:
                 pose = poses[self._index[name]]
                 node.position = pose[:3, 3]
                 node.wxyz = draw.wxyz(pose[:3, :3])
-            if self._com_nodes and self._com_nodes[0].visible:
-                ground = np.array([com[0], com[1], 0.0])
-                self._com_nodes[0].position = com
-                self._com_nodes[1].position = ground
-                self._com_nodes[2].position = com  # a unit segment down, stretched
-                self._com_nodes[2].scale = (1.0, 1.0, max(abs(float(com[2])), 1e-6))
+            if self._com_nodes and self._com_nodes[1].visible:
+                carrier, group, ground, line = self._com_nodes
+                pose = poses[self._index[carrier]]
+                height = max(float(com[2]), 1e-6)  # m above the ground z = 0
+                group.position = pose[:3, :3].T @ (com - pose[:3, 3])
+                group.wxyz = draw.wxyz(pose[:3, :3].T)  # base-frame axes
+                ground.position = (0.0, 0.0, -height)
+                line.scale = (1.0, 1.0, height)
             if forces is not None:
                 self._draw_forces(poses, forces)
 
@@ -349,20 +367,19 @@ class Viewer:
         shaped = self._trajectory
         visible_below = 1e-6 * max(self._mass * self._gravity, 1.0)  # N: "no contact"
         tan = np.tan(self._half_angle)
-        for i, ((inside_arrow, outside_arrow), cone_node) in enumerate(self._contact_nodes):
-            pose = poses[self._index[shaped.bodies[i]]]
-            point = pose[:3, :3] @ shaped.points[i] + pose[:3, 3]
+        for i, (group, (inside_arrow, outside_arrow), cone_node) in enumerate(
+                self._contact_nodes):
+            rotation = poses[self._index[shaped.bodies[i]]][:3, :3]
+            group.wxyz = draw.wxyz(rotation.T)  # undo the body's turn: base-frame axes
             f = forces[i]
             size = float(np.linalg.norm(f))
             on = size > visible_below
             inside = np.hypot(f[0], f[1]) <= tan * f[2] + 1e-9
             for arrow, shown in ((inside_arrow, on and inside), (outside_arrow, on and not inside)):
                 if shown:
-                    arrow.position = point
                     arrow.wxyz = draw.wxyz(_z_to(f / size))
                     arrow.scale = (1.0, 1.0, self._force_scale * size)
                 arrow.visible = shown
-            cone_node.position = point
             cone_node.visible = on
 
     def _draw_sample(self, k: int) -> None:
