@@ -90,6 +90,12 @@ class Browser:
     def open(self, url: str) -> None:
         self.call("Page.navigate", url=url)
 
+    def click(self, x: float, y: float) -> None:
+        """A left click at page pixel ``(x, y)``."""
+        for kind in ("mousePressed", "mouseReleased"):
+            self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left",
+                      clickCount=1)
+
     def screenshot(self) -> np.ndarray:
         """The page as an (height, width, 3) uint8 RGB array."""
         from PIL import Image
