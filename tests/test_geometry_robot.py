@@ -55,10 +55,11 @@ def test_arm_distances_agree_with_coal_on_pinocchio_poses(name):
         assert np.max(np.abs(ours - expected)) <= 1e-9
 
 
+@pytest.mark.parametrize("method", [True, "ad"], ids=["closest_points", "ad"])
 @pytest.mark.parametrize("name", ["ur5e", "kuka_iiwa14"])
-def test_distance_jacobian_matches_finite_differences(name):
+def test_distance_jacobian_matches_finite_differences(name, method):
     robot = casdyn.load_robot(name)
-    f = robot.function("collision_distances", obstacles=OBSTACLES, jacobian=True)
+    f = robot.function("collision_distances", obstacles=OBSTACLES, jacobian=method)
     rng = np.random.default_rng(1)
     q = robot.random_configuration(rng)
     d, J = (np.array(x) for x in f(q))

@@ -247,6 +247,24 @@ def _core_distance(a: _Core, Ta, b: _Core, Tb):
     return ca.if_else(gap > 0, apart, gap)
 
 
+def witness_points(a, pose_a, b, pose_b):
+    """``(p_a, p_b)``: the closest points (3 x 1, the poses' frame) of the cores of two
+    spheres or capsules, or None for other shapes. The shapes' signed distance is
+    ``|p_a - p_b| - r_a - r_b``; its rate is ``n . (v(p_a) - v(p_b))``, ``n`` the unit vector
+    from ``p_b`` to ``p_a`` (closest points are stationary: the envelope theorem)."""
+    ca_, cb = _core(a), _core(b)
+    if {ca_.kind, cb.kind} - {"point", "segment"}:
+        return None
+    Ra, pa, Rb, pb = pose_a[:3, :3], pose_a[:3, 3], pose_b[:3, :3], pose_b[:3, 3]
+    if ca_.kind == "point" and cb.kind == "point":
+        return pa, pb
+    if ca_.kind == "point":
+        return pa, pr.segment_point(pa, *_segment(cb, Rb, pb))
+    if cb.kind == "point":
+        return pr.segment_point(pb, *_segment(ca_, Ra, pa)), pb
+    return pr.segment_segment_points(*_segment(ca_, Ra, pa), *_segment(cb, Rb, pb))
+
+
 _NAMES = {"point": "sphere", "segment": "capsule", "box": "box", "polytope": "convex mesh",
           "cylinder": "cylinder", "plane": "plane"}
 

@@ -48,12 +48,23 @@ def tile_columns(a, times: int):
 
 def point_segment(p, q, d):
     """Distances from points ``p`` to segments ``q + t d, t in [0, 1]`` (3 x N each)."""
+    return norm(p - segment_point(p, q, d))
+
+
+def segment_point(p, q, d):
+    """The points of segments ``q + t d`` closest to points ``p`` (3 x N each)."""
     t = clamp01(dot(p - q, d) / ca.fmax(dot(d, d), TINY))
-    return norm(p - q - d * ca.repmat(t, 3, 1))
+    return q + d * ca.repmat(t, 3, 1)
 
 
 def segment_segment(p, d1, q, d2):
-    """Distances between segments ``p + s d1`` and ``q + t d2``, s, t in [0, 1] (3 x N each).
+    """Distances between segments ``p + s d1`` and ``q + t d2``, s, t in [0, 1] (3 x N each)."""
+    a, b = segment_segment_points(p, d1, q, d2)
+    return norm(a - b)
+
+
+def segment_segment_points(p, d1, q, d2):
+    """The closest points ``(p + s d1, q + t d2)`` of two segments, s, t in [0, 1].
 
     The closest parameters of the two lines, clamped to the segments and re-projected
     (Ericson, Real-Time Collision Detection, 2005, section 5.1.9); parallel segments take
@@ -69,7 +80,7 @@ def segment_segment(p, d1, q, d2):
     t = (b * s + f) / e_safe
     s = ca.if_else(t < 0, clamp01(-c / a_safe), ca.if_else(t > 1, clamp01((b - c) / a_safe), s))
     t = clamp01(t)
-    return norm(r + d1 * ca.repmat(s, 3, 1) - d2 * ca.repmat(t, 3, 1))
+    return p + d1 * ca.repmat(s, 3, 1), q + d2 * ca.repmat(t, 3, 1)
 
 
 def point_box(p, half):

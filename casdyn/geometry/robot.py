@@ -18,7 +18,8 @@ import numpy as np
 from .. import arguments, configuration, kinematics
 from ..errors import CasdynError, InputError, unknown_name
 from ..spatial import Transform
-from .distance import distance_expression
+from . import primitives as pr
+from .distance import distance_expression, witness_points
 from .shapes import Mesh, Obstacle
 from .urdf_geometry import read_geometry
 
@@ -73,7 +74,9 @@ class RobotGeometry:
         collision geometry."""
         pairs = self.pairs if pairs is None else _pair_list(pairs)
         obstacles = _obstacle_list(obstacles)
-        key = (pairs, tuple(id(o) for o in obstacles), bool(jacobian))
+        if jacobian not in (False, True, "ad"):
+            raise InputError(f"jacobian must be False, True or 'ad', got {jacobian!r}")
+        key = (pairs, tuple(id(o) for o in obstacles), jacobian)
         if key not in self._functions:
             self._functions[key] = (obstacles, distances_function(
                 self._model, self.collision, pairs, obstacles, jacobian))
@@ -152,10 +155,10 @@ def _obstacle_list(obstacles) -> tuple[Obstacle, ...]:
     return result
 
 
-def body_poses(model, q, bodies) -> dict[str, ca.SX]:
+def body_poses(model, q, bodies, states=None, joints=None) -> dict[str, ca.SX]:
     """The 4x4 pose (base frame) of each named link at ``q`` (SX), from one kinematics pass."""
-    states = kinematics.joint_states(model, q)
-    joints = kinematics.base_poses(model, states)
+    states = kinematics.joint_states(model, q) if states is None else states
+    joints = kinematics.base_poses(model, states) if joints is None else joints
     poses = {}
     for name in bodies:
         if name == _root(model) or name == model.base_name:
@@ -167,29 +170,90 @@ def body_poses(model, q, bodies) -> dict[str, ca.SX]:
     return poses
 
 
-def distance_expressions(model, geometry, pairs, obstacles, q) -> ca.SX:
-    """The signed distances (nd x 1 SX) of ``pairs`` of named geometries, then of each
-    obstacle against every geometry, at ``q``."""
+def _placed_pairs(model, geometry, pairs, obstacles, q, states=None, joints=None):
+    """``(label, shape_a, pose_a, body_a, shape_b, pose_b, body_b)`` per distance: the pairs,
+    then each obstacle (body None) against every geometry; poses 4x4 SX in the base frame."""
     by_name = {item.name: item for item in geometry}
     for pair in pairs:
         for name in pair:
             if name not in by_name:
                 raise unknown_name("collision geometry", name, by_name)
     used = {name for pair in pairs for name in pair} | (set(by_name) if obstacles else set())
-    poses = body_poses(model, q, sorted({by_name[n].body for n in used}))
+    poses = body_poses(model, q, sorted({by_name[n].body for n in used}), states, joints)
 
     def placed(item):
         return ca.mtimes(poses[item.body], ca.DM(item.pose))
 
-    values = []
     for name_a, name_b in pairs:
         a, b = by_name[name_a], by_name[name_b]
-        values.append(_distance(a.shape, placed(a), b.shape, placed(b), f"{name_a}, {name_b}"))
+        yield f"{name_a}, {name_b}", a.shape, placed(a), a.body, b.shape, placed(b), b.body
     for obstacle in obstacles:
         for item in geometry:
-            values.append(_distance(obstacle.shape, ca.DM(obstacle.pose), item.shape,
-                                    placed(item), f"{obstacle.name}, {item.name}"))
+            yield (f"{obstacle.name}, {item.name}", obstacle.shape, ca.SX(ca.DM(obstacle.pose)),
+                   None, item.shape, placed(item), item.body)
+
+
+def distance_expressions(model, geometry, pairs, obstacles, q) -> ca.SX:
+    """The signed distances (nd x 1 SX) of ``pairs`` of named geometries, then of each
+    obstacle against every geometry, at ``q``."""
+    values = [_distance(a, pose_a, b, pose_b, label) for label, a, pose_a, _, b, pose_b, _
+              in _placed_pairs(model, geometry, pairs, obstacles, q)]
     return ca.vertcat(*values) if values else ca.SX(0, 1)
+
+
+def _moved(pose, xi):
+    """``pose`` displaced by the small base-frame twist ``xi = (w, v)`` (first order)."""
+    w, v = xi[:3], xi[3:]
+    R, p = pose[:3, :3], pose[:3, 3]
+    turned = R + ca.vertcat(*[ca.cross(w, R[:, k]).T for k in range(3)]).T
+    return ca.vertcat(ca.horzcat(turned, p + ca.cross(w, p) + v), ca.DM([[0, 0, 0, 1]]))
+
+
+def _wrenches(a, pose_a, b, pose_b, d, label):
+    """``(w_a, w_b)``: the distance's rate per unit base-frame twist (angular, then linear
+    velocity of the point at the base origin) of each shape, 6 x 1 each. Spheres and capsules:
+    from the closest points; other shapes: reverse AD through the pair's small graph."""
+    points = witness_points(a, pose_a, b, pose_b)
+    if points is not None:
+        p_a, p_b = points
+        n = (p_a - p_b) / pr.norm(p_a - p_b)
+        return ca.vertcat(ca.cross(p_a, n), n), -ca.vertcat(ca.cross(p_b, n), n)
+    xi_a, xi_b = ca.SX.sym("xi_a", 6), ca.SX.sym("xi_b", 6)
+    moved = _distance(a, _moved(pose_a, xi_a), b, _moved(pose_b, xi_b), label)
+    xi = ca.vertcat(xi_a, xi_b)
+    w = ca.substitute(ca.gradient(moved, xi), xi, ca.DM.zeros(12))
+    return w[:6], w[6:]
+
+
+def witness_jacobian(model, geometry, pairs, obstacles, q) -> tuple[ca.SX, ca.SX]:
+    """``(d, J)``: the distances and ``dd/dv`` (nd x nv, tangent space) as the shapes'
+    wrenches (:func:`_wrenches`) on the columns ``(z_j, o_j x z_j)`` of the joints that move
+    one body and not the other (a common motion does not change a distance)."""
+    states = kinematics.joint_states(model, q)
+    joints = kinematics.base_poses(model, states)
+    columns: dict[int, tuple] = {}
+
+    def chain(body):
+        return set() if body is None else set(model.support(_group(model, body)))
+
+    values, rows = [], []
+    for label, a, pose_a, body_a, b, pose_b, body_b in _placed_pairs(
+            model, geometry, pairs, obstacles, q, states, joints):
+        d = _distance(a, pose_a, b, pose_b, label)
+        w_a, w_b = _wrenches(a, pose_a, b, pose_b, d, label)
+        row = ca.SX(model.nv, 1)
+        chain_a, chain_b = chain(body_a), chain(body_b)
+        for w, own in ((w_a, chain_a - chain_b), (w_b, chain_b - chain_a)):
+            for j in sorted(own):
+                if j not in columns:
+                    columns[j] = states[j].type.point_columns(joints[j], ca.SX.zeros(3, 1), 1.0)
+                angular, linear = columns[j]
+                states[j].put(row, (ca.mtimes(w[:3].T, angular) + ca.mtimes(w[3:].T, linear)).T)
+        values.append(d)
+        rows.append(row.T)
+    if not values:
+        return ca.SX(0, 1), ca.SX(0, model.nv)
+    return ca.vertcat(*values), ca.vertcat(*rows)
 
 
 def _distance(a, pose_a, b, pose_b, what: str):
@@ -201,10 +265,15 @@ def _distance(a, pose_a, b, pose_b, what: str):
         raise InputError(f"pair ({what}): {exc}") from None
 
 
-def distances_function(model, geometry, pairs, obstacles, jacobian: bool = False):
+def distances_function(model, geometry, pairs, obstacles, jacobian: bool | str = False):
     """The Function ``collision_distances``: ``(q) -> d`` or, with ``jacobian``, ``(q) -> (d,
-    J)``, ``J = d d(q ⊕ v)/dv`` at ``v = 0`` (nd x nv, tangent space, by AD)."""
+    J)``, ``J = d d(q ⊕ v)/dv`` at ``v = 0`` (nd x nv, tangent space): through the closest
+    points and the joints' columns (``jacobian=True``, see :func:`witness_jacobian`), or by AD
+    of the whole graph (``jacobian="ad"``)."""
     q = ca.SX.sym("q", model.nq)
+    if jacobian and jacobian != "ad":
+        d, J = witness_jacobian(model, geometry, pairs, obstacles, q)
+        return ca.Function("collision_distances", [q], [d, J], ["q"], ["d", "J"])
     if model.nq == model.nv:  # every coordinate is its own tangent (no free or ball joint)
         d = distance_expressions(model, geometry, pairs, obstacles, q)
         outputs = [d, ca.jacobian(d, q)] if jacobian else [d]
