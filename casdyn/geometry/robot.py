@@ -84,7 +84,7 @@ class RobotGeometry:
 
     def distances(self, q, pairs=None, obstacles=()) -> np.ndarray:
         q = arguments.vector(q, "q", self._model.nq)
-        return np.asarray(self.function(pairs, obstacles)(q), dtype=float).ravel()
+        return self.function(pairs, obstacles)(q).full().ravel()
 
 
 def shipped_geometry(model, name: str) -> RobotGeometry:
