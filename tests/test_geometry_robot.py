@@ -173,3 +173,41 @@ def test_unknown_pair_names_are_input_errors():
     robot = casdyn.load_robot("ur5e")
     with pytest.raises(InputError, match="collision geometry"):
         robot.collision_distances(robot.home_configuration(), pairs=[("nope", "wrist_1_link_0")])
+
+
+def test_panda_with_fitted_capsules_agrees_with_coal_and_holds_the_meshes():
+    from casdyn.geometry.robot import RobotGeometry, distances_function
+
+    urdf, share = PANDA / "urdf/panda.urdf", PANDA.parents[2]
+    robot = casdyn.load_urdf(urdf, package_dirs=[share])
+    geometry = RobotGeometry(robot.model, urdf, [share], _disabled(PANDA / "srdf/panda.srdf"))
+    fitted = g.with_fitted_capsules(geometry.collision)
+    for mesh, capsule in zip(geometry.collision, fitted, strict=True):
+        if isinstance(mesh.shape, g.ConvexMesh):  # every hull vertex inside its capsule
+            local = np.linalg.inv(capsule.pose) @ mesh.pose
+            ends = np.array([0, 0, capsule.shape.length / 2])
+            for vertex in mesh.shape.vertices[::7]:
+                p = local[:3, :3] @ vertex + local[:3, 3]
+                t = np.clip(p[2], -ends[2], ends[2])
+                assert np.linalg.norm(p - [0, 0, t]) <= capsule.shape.radius + 1e-12
+    from casdyn.geometry.robot import collision_pairs
+
+    pairs = collision_pairs(robot.model, fitted, geometry.disabled)
+    assert pairs == geometry.pairs  # the same names, links and SRDF
+    f = distances_function(robot.model, fitted, pairs, OBSTACLES)
+    model = pin.buildModelFromUrdf(str(urdf))
+    data = model.createData()
+    by_name = {item.name: item for item in fitted}
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        q = robot.random_configuration(rng)
+        position = dict(zip(robot.joint_names, q, strict=True))
+        for name, leader, multiplier, offset in robot.mimic_joints:
+            position[name] = multiplier * position[leader] + offset
+        links = _link_poses(model, data, np.array([position[n] for n in model.names[1:]]))
+        expected = [coal_distance(by_name[a].shape, links[by_name[a].body] @ by_name[a].pose,
+                                  by_name[b].shape, links[by_name[b].body] @ by_name[b].pose)
+                    for a, b in pairs]
+        expected += [coal_distance(o.shape, o.pose, item.shape, links[item.body] @ item.pose)
+                     for o in OBSTACLES for item in fitted]
+        assert np.max(np.abs(f(q).full().ravel() - expected)) <= 1e-9
