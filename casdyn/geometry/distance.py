@@ -18,8 +18,10 @@ so every direction gives a lower bound. The cores' distances are, pair by pair:
   normals are the faces of each and the cross products of their edge directions. When they
   overlap, the largest g over those normals is exact (the separating axis theorem with
   depths); when that largest g is positive they are apart, and the distance is the smallest
-  over the closest-feature pairs (vertex to face, edge to edge), which is exact there. Both
-  are 0 on contact, so the switch is continuous.
+  over the closest-feature pairs, which is exact there: each vertex's distance to the other
+  shape (closed form for a box, its faces and edges for a mesh), and the edge pairs whose
+  lines' closest points lie inside both edges (a segment: its distance to every edge).
+  Both are 0 on contact, so the switch is continuous.
 
 Everything is a fixed graph of min, max and closed forms: no iterations, differentiable
 almost everywhere, exportable to C; the gradient is that of the active feature pair.
@@ -189,11 +191,15 @@ def _edges(core: _Core, R, p):
     return _transform(core.poly.edge_start, R, p), ca.mtimes(R, core.poly.edge_vector)
 
 
-def _segments_to_edges(start, vector, core: _Core, R, p):
+def _segments_to_edges(start, vector, core: _Core, R, p, whole: bool = False):
+    """The smallest distance between segments and a polytope's edges: whole segments
+    (``whole``), or only where both closest points are inside (the other cases are a
+    vertex's, which the caller covers)."""
     es, ev = _edges(core, R, p)
     m, e = start.shape[1], es.shape[1]
-    return ca.mmin(pr.segment_segment(pr.repeat_columns(start, e), pr.repeat_columns(vector, e),
-                                      pr.tile_columns(es, m), pr.tile_columns(ev, m)))
+    distance = pr.segment_segment if whole else pr.crossing_segments
+    return ca.mmin(distance(pr.repeat_columns(start, e), pr.repeat_columns(vector, e),
+                            pr.tile_columns(es, m), pr.tile_columns(ev, m)))
 
 
 def _core_distance(a: _Core, Ta, b: _Core, Tb):
@@ -231,7 +237,7 @@ def _core_distance(a: _Core, Ta, b: _Core, Tb):
         gap = ca.fmax(_axes_gap(a, Ra, pa, b, Rb, pb, _face_axes(b, Rb)),
                       _gap_with_mask(a, Ra, pa, b, Rb, pb, axes, usable))
         apart = ca.fmin(_points_to_polytope(ca.horzcat(start, start + vector), b, Rb, pb),
-                        _segments_to_edges(start, vector, b, Rb, pb))
+                        _segments_to_edges(start, vector, b, Rb, pb, whole=True))
     else:
         axes, usable = _cross_axes(ca.mtimes(Ra, a.poly.directions),
                                    ca.mtimes(Rb, b.poly.directions))
