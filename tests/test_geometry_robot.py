@@ -211,3 +211,41 @@ def test_panda_with_fitted_capsules_agrees_with_coal_and_holds_the_meshes():
         expected += [coal_distance(o.shape, o.pose, item.shape, links[item.body] @ item.pose)
                      for o in OBSTACLES for item in fitted]
         assert np.max(np.abs(f(q).full().ravel() - expected)) <= 1e-9
+
+
+def test_batches_symbols_and_a_floor_plane():
+    robot = casdyn.load_robot("ur5e")
+    floor = g.Obstacle("floor", g.Plane((0, 0, 1), -0.2), np.eye(4))
+    rng = np.random.default_rng(6)
+    qs = np.array([robot.random_configuration(rng) for _ in range(4)])
+    batch = robot.collision_distances(qs, obstacles=[floor])
+    assert batch.shape == (4, len(robot.collision_pairs) + len(robot.collision_geometry))
+    for q, row in zip(qs, batch, strict=True):
+        assert np.allclose(robot.collision_distances(q, obstacles=[floor]), row, atol=1e-14)
+    model = pin.buildModelFromUrdf(str(_robots_dir() / "ur5e.urdf"))
+    links = _link_poses(model, model.createData(), qs[0])
+    for item, value in zip(robot.collision_geometry, batch[0, len(robot.collision_pairs):],
+                           strict=True):
+        expected = coal_distance(floor.shape, floor.pose, item.shape,
+                                 links[item.body] @ item.pose)
+        assert abs(value - expected) <= 1e-9
+    import casadi as ca
+
+    symbolic = robot.collision_distances(ca.SX.sym("q", robot.nq))
+    assert isinstance(symbolic, ca.SX) and symbolic.shape == (len(robot.collision_pairs), 1)
+
+
+def test_floating_base_jacobian_is_in_the_tangent_space():
+    robot = casdyn.load_robot("kuka_iiwa14", floating_base=True)
+    rng = np.random.default_rng(8)
+    q = robot.random_configuration(rng)
+    for method in (True, "ad"):
+        f = robot.function("collision_distances", obstacles=OBSTACLES, jacobian=method)
+        d, J = (np.asarray(x.full()) for x in f(q))
+        h = 1e-6
+        fd = np.column_stack([
+            (robot.collision_distances(robot.integrate(q, h * e), obstacles=OBSTACLES)
+             - robot.collision_distances(robot.integrate(q, -h * e), obstacles=OBSTACLES))
+            / (2 * h) for e in np.eye(robot.nv)])
+        assert J.shape == (len(d), robot.nv)
+        assert np.max(np.abs(J - fd)) <= 1e-6, method

@@ -82,9 +82,16 @@ class RobotGeometry:
                 self._model, self.collision, pairs, obstacles, jacobian))
         return self._functions[key][1]
 
-    def distances(self, q, pairs=None, obstacles=()) -> np.ndarray:
+    def distances(self, q, pairs=None, obstacles=()):
+        """Signed distances at ``q``: (nd,), or (N, nd) for a batch ``q`` (N, nq); a CasADi
+        expression for a symbolic ``q``."""
         q = arguments.vector(q, "q", self._model.nq)
-        return self.function(pairs, obstacles)(q).full().ravel()
+        f = self.function(pairs, obstacles)
+        if isinstance(q, ca.SX | ca.MX):
+            return f(q)
+        if q.ndim == 2:
+            return f.map(len(q))(q.T).full().T if len(q) else np.zeros((0, f.size1_out(0)))
+        return f(q).full().ravel()
 
 
 def shipped_geometry(model, name: str) -> RobotGeometry:
