@@ -292,6 +292,17 @@ def distance_function(a, b) -> ca.Function:
                        ["pose_a", "pose_b"], ["distance"])
 
 
+@lru_cache(maxsize=512)
+def distance_gradient_function(a, b) -> ca.Function:
+    """``(pose_a, pose_b) -> (sd, dsd/dpose_a, dsd/dpose_b)`` (4x4 gradients, reverse AD of
+    the pair's graph)."""
+    Ta, Tb = ca.SX.sym("pose_a", 4, 4), ca.SX.sym("pose_b", 4, 4)
+    d = distance_expression(a, Ta, b, Tb)
+    return ca.Function("signed_distance_gradient", [Ta, Tb],
+                       [d, ca.reshape(ca.gradient(d, ca.vec(Ta)), 4, 4),
+                        ca.reshape(ca.gradient(d, ca.vec(Tb)), 4, 4)])
+
+
 def signed_distance(a, pose_a, b, pose_b):
     """Signed distance between shape ``a`` at ``pose_a`` and shape ``b`` at ``pose_b``.
 

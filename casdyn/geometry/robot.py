@@ -19,7 +19,7 @@ from .. import arguments, configuration, kinematics
 from ..errors import CasdynError, InputError, unknown_name
 from ..spatial import Transform
 from . import primitives as pr
-from .distance import distance_expression, witness_points
+from .distance import distance_expression, distance_gradient_function, witness_points
 from .shapes import Mesh, Obstacle
 from .urdf_geometry import read_geometry
 
@@ -208,28 +208,29 @@ def distance_expressions(model, geometry, pairs, obstacles, q) -> ca.SX:
     return ca.vertcat(*values) if values else ca.SX(0, 1)
 
 
-def _moved(pose, xi):
-    """``pose`` displaced by the small base-frame twist ``xi = (w, v)`` (first order)."""
-    w, v = xi[:3], xi[3:]
-    R, p = pose[:3, :3], pose[:3, 3]
-    turned = R + ca.vertcat(*[ca.cross(w, R[:, k]).T for k in range(3)]).T
-    return ca.vertcat(ca.horzcat(turned, p + ca.cross(w, p) + v), ca.DM([[0, 0, 0, 1]]))
-
-
-def _wrenches(a, pose_a, b, pose_b, d, label):
-    """``(w_a, w_b)``: the distance's rate per unit base-frame twist (angular, then linear
-    velocity of the point at the base origin) of each shape, 6 x 1 each. Spheres and capsules:
-    from the closest points; other shapes: reverse AD through the pair's small graph."""
+def _wrenches(a, pose_a, b, pose_b, label):
+    """``(d, w_a, w_b)``: the signed distance and its rate per unit base-frame twist (angular,
+    then linear velocity of the point at the base origin) of each shape, 6 x 1 each. Spheres
+    and capsules: from the closest points; other shapes: reverse AD through the pair's own
+    graph."""
+    d = _distance(a, pose_a, b, pose_b, label)
     points = witness_points(a, pose_a, b, pose_b)
     if points is not None:
         p_a, p_b = points
         n = (p_a - p_b) / pr.norm(p_a - p_b)
-        return ca.vertcat(ca.cross(p_a, n), n), -ca.vertcat(ca.cross(p_b, n), n)
-    xi_a, xi_b = ca.SX.sym("xi_a", 6), ca.SX.sym("xi_b", 6)
-    moved = _distance(a, _moved(pose_a, xi_a), b, _moved(pose_b, xi_b), label)
-    xi = ca.vertcat(xi_a, xi_b)
-    w = ca.substitute(ca.gradient(moved, xi), xi, ca.DM.zeros(12))
-    return w[:6], w[6:]
+        return d, ca.vertcat(ca.cross(p_a, n), n), -ca.vertcat(ca.cross(p_b, n), n)
+    d, grad_a, grad_b = distance_gradient_function(a, b)(pose_a, pose_b)
+    return d, _pose_wrench(pose_a, grad_a), _pose_wrench(pose_b, grad_b)
+
+
+def _pose_wrench(pose, grad):
+    """The rate per base-frame twist ``(w, v)`` of a function of ``pose`` (4x4) with gradient
+    ``grad``: ``dR = [w]x R``, ``dp = w x p + v`` give ``(sum_k R_k x G_k + p x g_p, g_p)``."""
+    R, p, G, g = pose[:3, :3], pose[:3, 3], grad[:3, :3], grad[:3, 3]
+    moment = ca.cross(p, g)
+    for k in range(3):
+        moment += ca.cross(R[:, k], G[:, k])
+    return ca.vertcat(moment, g)
 
 
 def witness_jacobian(model, geometry, pairs, obstacles, q) -> tuple[ca.SX, ca.SX]:
@@ -246,8 +247,7 @@ def witness_jacobian(model, geometry, pairs, obstacles, q) -> tuple[ca.SX, ca.SX
     values, rows = [], []
     for label, a, pose_a, body_a, b, pose_b, body_b in _placed_pairs(
             model, geometry, pairs, obstacles, q, states, joints):
-        d = _distance(a, pose_a, b, pose_b, label)
-        w_a, w_b = _wrenches(a, pose_a, b, pose_b, d, label)
+        d, w_a, w_b = _wrenches(a, pose_a, b, pose_b, label)
         row = ca.SX(model.nv, 1)
         chain_a, chain_b = chain(body_a), chain(body_b)
         for w, own in ((w_a, chain_a - chain_b), (w_b, chain_b - chain_a)):
