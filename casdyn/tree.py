@@ -374,7 +374,7 @@ class RigidBodyTree:
 
     # --- geometry (casdyn.geometry.robot) --------------------------------------------------
     @property
-    def geometry(self):
+    def _robot_geometry(self):
         """The robot's :class:`casdyn.geometry.robot.RobotGeometry` (read on first use)."""
         if getattr(self, "_geometry", None) is None:
             from .geometry.robot import RobotGeometry
@@ -385,22 +385,22 @@ class RigidBodyTree:
     @property
     def collision_geometry(self) -> tuple:
         """The URDF's ``<collision>`` shapes: ``casdyn.geometry.Geometry`` per element."""
-        return self.geometry.collision
+        return self._robot_geometry.collision
 
     @property
     def visual_geometry(self) -> tuple:
         """The URDF's ``<visual>`` shapes: ``casdyn.geometry.Geometry`` per element."""
-        return self.geometry.visual
+        return self._robot_geometry.visual
 
     @property
     def collision_pairs(self) -> tuple[tuple[str, str], ...]:
         """Collision geometry pairs on links neither welded, adjacent nor disabled."""
-        return self.geometry.pairs
+        return self._robot_geometry.pairs
 
     def collision_distances(self, q, pairs=None, obstacles=()):
         """Signed distances (m) of ``pairs`` (default :attr:`collision_pairs`), then of each
         ``casdyn.geometry.Obstacle`` against every collision geometry: 1-D array."""
-        return self.geometry.distances(q, pairs, obstacles)
+        return self._robot_geometry.distances(q, pairs, obstacles)
 
     def get_transform(self, q, body: str, relative_to: str | None = None):
         """4x4 pose of ``body``'s frame in ``relative_to``'s frame (default: the base).
@@ -542,10 +542,12 @@ class RigidBodyTree:
 
         Options: ``body=`` for ``geometric_jacobian``, ``get_transform`` and
         ``external_force``; ``relative_to=`` for ``get_transform``; ``fext=False`` for
-        ``inverse_dynamics`` and ``forward_dynamics`` gives a variant without that input.
+        ``inverse_dynamics`` and ``forward_dynamics`` gives a variant without that input;
+        ``pairs=``, ``obstacles=`` and ``jacobian=`` (True: ``(q) -> (d, J)``, J in the
+        tangent space) for ``collision_distances`` (:mod:`casdyn.geometry.robot`).
         """
         if name == "collision_distances":
-            return self.geometry.function(**options)
+            return self._robot_geometry.function(**options)
         return self._functions.get(name, **options)
 
     def _call(self, name: str, options: dict | None = None, **values):

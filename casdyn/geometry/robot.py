@@ -68,7 +68,7 @@ class RobotGeometry:
     def pairs(self) -> tuple[tuple[str, str], ...]:
         return collision_pairs(self._model, self.collision, self.disabled)
 
-    def function(self, pairs=None, obstacles=(), jacobian: bool = False) -> ca.Function:
+    def function(self, pairs=None, obstacles=(), jacobian: bool | str = False) -> ca.Function:
         """``(q) -> d`` (or ``(q) -> (d, J)`` with ``J = dd/dv``, nd x nv, in the tangent
         space) for the pairs (default :attr:`pairs`), then each obstacle against every
         collision geometry."""
@@ -76,6 +76,7 @@ class RobotGeometry:
         obstacles = _obstacle_list(obstacles)
         if jacobian not in (False, True, "ad"):
             raise InputError(f"jacobian must be False, True or 'ad', got {jacobian!r}")
+        # obstacles by identity: the cache entry holds them, so an id is not reused meanwhile
         key = (pairs, tuple(id(o) for o in obstacles), jacobian)
         if key not in self._functions:
             self._functions[key] = (obstacles, distances_function(
