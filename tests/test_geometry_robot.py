@@ -38,10 +38,12 @@ def test_arm_distances_agree_with_coal_on_pinocchio_poses(name):
     geometry = {item.name: item for item in robot.collision_geometry}
     assert len(geometry) >= 7 and len(robot.collision_pairs) >= 15
     rng = np.random.default_rng(0)
-    for _ in range(10):
+    seen = []
+    for _ in range(30):
         q = robot.random_configuration(rng)
         links = _link_poses(model, data, q)
         ours = robot.collision_distances(q, obstacles=OBSTACLES)
+        seen.extend(ours)
         expected = []
         for a, b in robot.collision_pairs:
             ga, gb = geometry[a], geometry[b]
@@ -53,6 +55,7 @@ def test_arm_distances_agree_with_coal_on_pinocchio_poses(name):
                                               links[item.body] @ item.pose))
         assert ours.shape == (len(expected),)
         assert np.max(np.abs(ours - expected)) <= 1e-9
+    assert min(seen) < -0.01 < 0.01 < max(seen)  # overlapping and apart pairs were compared
 
 
 @pytest.mark.parametrize("method", [True, "ad"], ids=["closest_points", "ad"])
