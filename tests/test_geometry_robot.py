@@ -252,3 +252,16 @@ def test_floating_base_jacobian_is_in_the_tangent_space():
             / (2 * h) for e in np.eye(robot.nv)])
         assert J.shape == (len(d), robot.nv)
         assert np.max(np.abs(J - fd)) <= 1e-6, method
+
+
+def test_reading_a_mesh_without_trimesh_names_the_extra(monkeypatch, tmp_path):
+    import sys
+
+    from casdyn.errors import CasdynError
+    from casdyn.geometry import meshes
+
+    monkeypatch.setitem(sys.modules, "trimesh", None)  # import trimesh raises ImportError
+    meshes._vertices.cache_clear()
+    (tmp_path / "m.stl").write_text("solid m\nendsolid m\n")
+    with pytest.raises(CasdynError, match=r"pip install 'casdyn\[geometry\]'"):
+        g.Mesh(tmp_path / "m.stl").vertices()
