@@ -74,10 +74,12 @@ class RigidBodyTree:
         self._pi = _frozen(identification.inertial_parameters(model))
 
     def __getstate__(self) -> dict:
-        return {"model": self._model}  # Functions are rebuilt on demand after unpickling
+        # Functions are rebuilt on demand after unpickling; the geometry keeps its source
+        return {"model": self._model, "geometry": getattr(self, "_geometry", None)}
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(state["model"])
+        self._geometry = state.get("geometry")
 
     # --- description ----------------------------------------------------------------------
     @property

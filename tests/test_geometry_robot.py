@@ -265,3 +265,14 @@ def test_reading_a_mesh_without_trimesh_names_the_extra(monkeypatch, tmp_path):
     (tmp_path / "m.stl").write_text("solid m\nendsolid m\n")
     with pytest.raises(CasdynError, match=r"pip install 'casdyn\[geometry\]'"):
         g.Mesh(tmp_path / "m.stl").vertices()
+
+
+def test_a_pickled_robot_keeps_its_geometry():
+    import pickle
+
+    robot = casdyn.load_robot("ur5e")
+    q = robot.random_configuration(np.random.default_rng(9))
+    expected = robot.collision_distances(q)
+    copy = pickle.loads(pickle.dumps(robot))
+    assert copy.collision_pairs == robot.collision_pairs
+    assert np.array_equal(copy.collision_distances(q), expected)

@@ -36,6 +36,12 @@ class RobotGeometry:
         self.disabled = disabled_pairs(disabled)
         self._functions: dict[tuple, ca.Function] = {}
 
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_functions"] = {}  # CasADi Functions are rebuilt on demand
+        state.pop("_read", None)  # read again: shapes hold CasADi data
+        return state
+
     @cached_property
     def _read(self) -> tuple[tuple, tuple]:
         source = self._source
