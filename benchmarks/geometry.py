@@ -5,6 +5,7 @@ poses, timed side by side in one native process (benchmarks/geometry_native.cpp)
     PYTHONPATH=. python benchmarks/geometry.py [--robot kuka_iiwa14] [--configs 200]
 
 coal is handed the poses (it has no kinematics); casdyn's time includes computing them from q.
+Times are the fastest of 15 rounds (20000 calls each; coal 5000), per call.
 """
 
 from __future__ import annotations
