@@ -115,20 +115,27 @@ def _transform(points, R, p):
     return ca.mtimes(R, points) + ca.repmat(p, 1, points.shape[1])
 
 
+_SYMMETRIC = ("point", "segment", "box", "cylinder")  # symmetric about the frame's origin
+
+
+def _extent(core: _Core, R, n):
+    """max over the core of n . (x - centre) for a symmetric core (the same for -n): 1 x K."""
+    if core.kind == "point":
+        return ca.DM.zeros(1, n.shape[1])
+    if core.kind == "segment":
+        return core.half[0] * ca.fabs(ca.mtimes(R[:, 2].T, n))
+    if core.kind == "box":
+        return ca.mtimes(ca.DM(core.half).T, ca.fabs(ca.mtimes(R.T, n)))
+    axial = ca.mtimes(R[:, 2].T, n)  # cylinder
+    radial = ca.sqrt(ca.fmax(pr.dot(n, n) - axial**2, pr.TINY))
+    return core.half[0] * radial + core.half[1] * ca.fabs(axial)
+
+
 def _support(core: _Core, R, p, n):
     """max over the core of n . x, for each column of n (3 x K): 1 x K."""
     base = ca.mtimes(p.T, n)
-    if core.kind == "point":
-        return base
-    if core.kind == "segment":
-        return base + core.half[0] * ca.fabs(ca.mtimes(R[:, 2].T, n))
-    if core.kind == "box":
-        local = ca.fabs(ca.mtimes(R.T, n))
-        return base + ca.mtimes(ca.DM(core.half).T, local)
-    if core.kind == "cylinder":
-        axial = ca.mtimes(R[:, 2].T, n)
-        radial = ca.sqrt(ca.fmax(pr.dot(n, n) - axial**2, pr.TINY))
-        return base + core.half[0] * radial + core.half[1] * ca.fabs(axial)
+    if core.kind in _SYMMETRIC:
+        return base + _extent(core, R, n)
     heights = ca.mtimes(core.poly.vertices.T, ca.mtimes(R.T, n))  # vertices x K
     return base + ca.horzcat(*[ca.mmax(heights[:, k]) for k in range(n.shape[1])])
 
@@ -139,11 +146,21 @@ def _segment(core: _Core, R, p):
     return p - axis, 2 * axis
 
 
-def _axes_gap(a: _Core, Ra, pa, b: _Core, Rb, pb, axes):
-    """The largest lower bound g(n) = -(h_a(n) + h_b(-n)) over the columns of ``axes`` and
-    their opposites."""
+def _gaps(a: _Core, Ra, pa, b: _Core, Rb, pb, axes):
+    """max(g(n), g(-n)), g(n) = -(h_a(n) + h_b(-n)), for each column n of ``axes``: 1 x K.
+    For two symmetric cores ``g(+-n) = +-(p_b - p_a) . n - e_a(n) - e_b(n)``: half the work."""
+    if a.kind in _SYMMETRIC and b.kind in _SYMMETRIC:
+        return (ca.fabs(ca.mtimes((pb - pa).T, axes)) - _extent(a, Ra, axes)
+                - _extent(b, Rb, axes))
     both = ca.horzcat(axes, -axes)
-    return ca.mmax(-(_support(a, Ra, pa, both) + _support(b, Rb, pb, -both)))
+    g = -(_support(a, Ra, pa, both) + _support(b, Rb, pb, -both))
+    k = axes.shape[1]
+    return ca.fmax(g[:, :k], g[:, k:])
+
+
+def _axes_gap(a: _Core, Ra, pa, b: _Core, Rb, pb, axes):
+    """The largest lower bound g over the columns of ``axes`` and their opposites."""
+    return ca.mmax(_gaps(a, Ra, pa, b, Rb, pb, axes))
 
 
 def _cross_axes(u, w):
@@ -156,10 +173,7 @@ def _cross_axes(u, w):
 
 
 def _gap_with_mask(a, Ra, pa, b, Rb, pb, axes, usable):
-    both = ca.horzcat(axes, -axes)
-    mask = ca.horzcat(usable, usable)
-    g = -(_support(a, Ra, pa, both) + _support(b, Rb, pb, -both))
-    return ca.mmax(ca.if_else(mask, g, -pr.BIG))
+    return ca.mmax(ca.if_else(usable, _gaps(a, Ra, pa, b, Rb, pb, axes), -pr.BIG))
 
 
 def _points_to_polytope(x, core: _Core, R, p):
