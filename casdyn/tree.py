@@ -45,11 +45,13 @@ class RigidBodyTree:
         self._pi = frozen(identification.inertial_parameters(model))
 
     def __getstate__(self) -> dict:
-        # Functions are rebuilt on demand after unpickling
-        return {"model": self._model, "srdf": self._srdf}
+        # Functions are rebuilt on demand after unpickling; the geometry keeps its source
+        return {"model": self._model, "srdf": self._srdf,
+                "geometry": getattr(self, "_geometry", None)}
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(state["model"], state.get("srdf"))
+        self._geometry = state.get("geometry")
 
     # --- description ----------------------------------------------------------------------
     @property
@@ -358,7 +360,7 @@ class RigidBodyTree:
 
     # --- geometry (casdyn.geometry.robot) --------------------------------------------------
     @property
-    def geometry(self):
+    def _robot_geometry(self):
         """The robot's :class:`casdyn.geometry.robot.RobotGeometry` (read on first use)."""
         if getattr(self, "_geometry", None) is None:
             from .geometry.robot import RobotGeometry
@@ -369,22 +371,22 @@ class RigidBodyTree:
     @property
     def collision_geometry(self) -> tuple:
         """The URDF's ``<collision>`` shapes: ``casdyn.geometry.Geometry`` per element."""
-        return self.geometry.collision
+        return self._robot_geometry.collision
 
     @property
     def visual_geometry(self) -> tuple:
         """The URDF's ``<visual>`` shapes: ``casdyn.geometry.Geometry`` per element."""
-        return self.geometry.visual
+        return self._robot_geometry.visual
 
     @property
     def collision_pairs(self) -> tuple[tuple[str, str], ...]:
         """Collision geometry pairs on links neither welded, adjacent nor disabled."""
-        return self.geometry.pairs
+        return self._robot_geometry.pairs
 
     def collision_distances(self, q, pairs=None, obstacles=()):
         """Signed distances (m) of ``pairs`` (default :attr:`collision_pairs`), then of each
         ``casdyn.geometry.Obstacle`` against every collision geometry: 1-D array."""
-        return self.geometry.distances(q, pairs, obstacles)
+        return self._robot_geometry.distances(q, pairs, obstacles)
 
     # --- viewer (casdyn.viewer) ------------------------------------------------------------
     def show(self, q=None, *, geometry: str = "visual", port: int | None = None,
@@ -544,6 +546,8 @@ class RigidBodyTree:
         * ``impulse_dynamics(q, qd_minus, restitution) -> qd_plus, impulses``; ``contacts``
           (required)
         * ``regressor(q, qd, qdd) -> Y``
+        * ``collision_distances(q) -> d`` (``-> d, J`` with ``jacobian=True``, ``J`` in the
+          tangent space); ``pairs=None``, ``obstacles=()`` (:mod:`casdyn.geometry.robot`)
 
         Options: ``body=`` a body name (required where listed); ``relative_to=`` the frame
         ``T`` is in (default the base); ``point=(x, y, z)`` a point in the body's frame;
@@ -557,7 +561,7 @@ class RigidBodyTree:
         ``n_bodies x 6``, one row per entry of :attr:`body_names`.
         """
         if name == "collision_distances":
-            return self.geometry.function(**options)
+            return self._robot_geometry.function(**options)
         return self._functions.get(name, **options)
 
 

@@ -42,11 +42,13 @@ def coal_shape(shape):
 
 
 def coal_distance(a, pose_a, b, pose_b, coal_a=None, coal_b=None) -> float:
-    """coal's signed distance (``min_distance`` with ``enable_signed_distance``)."""
+    """coal's signed distance (``min_distance`` with ``enable_signed_distance``), its GJK run
+    to 1e-10 (its default 1e-6 stops up to ~7e-7 above the distance on curved shapes)."""
     import coal
 
     request = coal.DistanceRequest()
     request.enable_signed_distance = True
+    request.gjk_tolerance = 1e-10
     result = coal.DistanceResult()
     coal.distance(coal_a or coal_shape(a), coal.Transform3s(pose_a[:3, :3], pose_a[:3, 3]),
                   coal_b or coal_shape(b), coal.Transform3s(pose_b[:3, :3], pose_b[:3, 3]),

@@ -38,10 +38,12 @@ def test_arm_distances_agree_with_coal_on_pinocchio_poses(name):
     geometry = {item.name: item for item in robot.collision_geometry}
     assert len(geometry) >= 7 and len(robot.collision_pairs) >= 15
     rng = np.random.default_rng(0)
-    for _ in range(10):
+    seen = []
+    for _ in range(30):
         q = robot.random_configuration(rng)
         links = _link_poses(model, data, q)
         ours = robot.collision_distances(q, obstacles=OBSTACLES)
+        seen.extend(ours)
         expected = []
         for a, b in robot.collision_pairs:
             ga, gb = geometry[a], geometry[b]
@@ -53,12 +55,14 @@ def test_arm_distances_agree_with_coal_on_pinocchio_poses(name):
                                               links[item.body] @ item.pose))
         assert ours.shape == (len(expected),)
         assert np.max(np.abs(ours - expected)) <= 1e-9
+    assert min(seen) < -0.01 < 0.01 < max(seen)  # overlapping and apart pairs were compared
 
 
+@pytest.mark.parametrize("method", [True, "ad"], ids=["closest_points", "ad"])
 @pytest.mark.parametrize("name", ["ur5e", "kuka_iiwa14"])
-def test_distance_jacobian_matches_finite_differences(name):
+def test_distance_jacobian_matches_finite_differences(name, method):
     robot = casdyn.load_robot(name)
-    f = robot.function("collision_distances", obstacles=OBSTACLES, jacobian=True)
+    f = robot.function("collision_distances", obstacles=OBSTACLES, jacobian=method)
     rng = np.random.default_rng(1)
     q = robot.random_configuration(rng)
     d, J = (np.array(x) for x in f(q))
@@ -172,3 +176,103 @@ def test_unknown_pair_names_are_input_errors():
     robot = casdyn.load_robot("ur5e")
     with pytest.raises(InputError, match="collision geometry"):
         robot.collision_distances(robot.home_configuration(), pairs=[("nope", "wrist_1_link_0")])
+
+
+def test_panda_with_fitted_capsules_agrees_with_coal_and_holds_the_meshes():
+    from casdyn.geometry.robot import RobotGeometry, distances_function
+
+    urdf, share = PANDA / "urdf/panda.urdf", PANDA.parents[2]
+    robot = casdyn.load_urdf(urdf, package_dirs=[share])
+    geometry = RobotGeometry(robot.model, urdf, [share], _disabled(PANDA / "srdf/panda.srdf"))
+    fitted = g.with_fitted_capsules(geometry.collision)
+    for mesh, capsule in zip(geometry.collision, fitted, strict=True):
+        if isinstance(mesh.shape, g.ConvexMesh):  # every hull vertex inside its capsule
+            local = np.linalg.inv(capsule.pose) @ mesh.pose
+            ends = np.array([0, 0, capsule.shape.length / 2])
+            for vertex in mesh.shape.vertices[::7]:
+                p = local[:3, :3] @ vertex + local[:3, 3]
+                t = np.clip(p[2], -ends[2], ends[2])
+                assert np.linalg.norm(p - [0, 0, t]) <= capsule.shape.radius + 1e-12
+    from casdyn.geometry.robot import collision_pairs
+
+    pairs = collision_pairs(robot.model, fitted, geometry.disabled)
+    assert pairs == geometry.pairs  # the same names, links and SRDF
+    f = distances_function(robot.model, fitted, pairs, OBSTACLES)
+    model = pin.buildModelFromUrdf(str(urdf))
+    data = model.createData()
+    by_name = {item.name: item for item in fitted}
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        q = robot.random_configuration(rng)
+        position = dict(zip(robot.joint_names, q, strict=True))
+        for name, leader, multiplier, offset in robot.mimic_joints:
+            position[name] = multiplier * position[leader] + offset
+        links = _link_poses(model, data, np.array([position[n] for n in model.names[1:]]))
+        expected = [coal_distance(by_name[a].shape, links[by_name[a].body] @ by_name[a].pose,
+                                  by_name[b].shape, links[by_name[b].body] @ by_name[b].pose)
+                    for a, b in pairs]
+        expected += [coal_distance(o.shape, o.pose, item.shape, links[item.body] @ item.pose)
+                     for o in OBSTACLES for item in fitted]
+        assert np.max(np.abs(f(q).full().ravel() - expected)) <= 1e-9
+
+
+def test_batches_symbols_and_a_floor_plane():
+    robot = casdyn.load_robot("ur5e")
+    floor = g.Obstacle("floor", g.Plane((0, 0, 1), -0.2), np.eye(4))
+    rng = np.random.default_rng(6)
+    qs = np.array([robot.random_configuration(rng) for _ in range(4)])
+    batch = robot.collision_distances(qs, obstacles=[floor])
+    assert batch.shape == (4, len(robot.collision_pairs) + len(robot.collision_geometry))
+    for q, row in zip(qs, batch, strict=True):
+        assert np.allclose(robot.collision_distances(q, obstacles=[floor]), row, atol=1e-14)
+    model = pin.buildModelFromUrdf(str(_robots_dir() / "ur5e.urdf"))
+    links = _link_poses(model, model.createData(), qs[0])
+    for item, value in zip(robot.collision_geometry, batch[0, len(robot.collision_pairs):],
+                           strict=True):
+        expected = coal_distance(floor.shape, floor.pose, item.shape,
+                                 links[item.body] @ item.pose)
+        assert abs(value - expected) <= 1e-9
+    import casadi as ca
+
+    symbolic = robot.collision_distances(ca.SX.sym("q", robot.nq))
+    assert isinstance(symbolic, ca.SX) and symbolic.shape == (len(robot.collision_pairs), 1)
+
+
+def test_floating_base_jacobian_is_in_the_tangent_space():
+    robot = casdyn.load_robot("kuka_iiwa14", floating_base=True)
+    rng = np.random.default_rng(8)
+    q = robot.random_configuration(rng)
+    for method in (True, "ad"):
+        f = robot.function("collision_distances", obstacles=OBSTACLES, jacobian=method)
+        d, J = (np.asarray(x.full()) for x in f(q))
+        h = 1e-6
+        fd = np.column_stack([
+            (robot.collision_distances(robot.integrate(q, h * e), obstacles=OBSTACLES)
+             - robot.collision_distances(robot.integrate(q, -h * e), obstacles=OBSTACLES))
+            / (2 * h) for e in np.eye(robot.nv)])
+        assert J.shape == (len(d), robot.nv)
+        assert np.max(np.abs(J - fd)) <= 1e-6, method
+
+
+def test_reading_a_mesh_without_trimesh_names_the_extra(monkeypatch, tmp_path):
+    import sys
+
+    from casdyn.errors import CasdynError
+    from casdyn.geometry import meshes
+
+    monkeypatch.setitem(sys.modules, "trimesh", None)  # import trimesh raises ImportError
+    meshes._vertices.cache_clear()
+    (tmp_path / "m.stl").write_text("solid m\nendsolid m\n")
+    with pytest.raises(CasdynError, match=r"pip install 'casdyn\[geometry\]'"):
+        g.Mesh(tmp_path / "m.stl").vertices()
+
+
+def test_a_pickled_robot_keeps_its_geometry():
+    import pickle
+
+    robot = casdyn.load_robot("ur5e")
+    q = robot.random_configuration(np.random.default_rng(9))
+    expected = robot.collision_distances(q)
+    copy = pickle.loads(pickle.dumps(robot))
+    assert copy.collision_pairs == robot.collision_pairs
+    assert np.array_equal(copy.collision_distances(q), expected)

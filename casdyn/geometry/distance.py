@@ -18,8 +18,10 @@ so every direction gives a lower bound. The cores' distances are, pair by pair:
   normals are the faces of each and the cross products of their edge directions. When they
   overlap, the largest g over those normals is exact (the separating axis theorem with
   depths); when that largest g is positive they are apart, and the distance is the smallest
-  over the closest-feature pairs (vertex to face, edge to edge), which is exact there. Both
-  are 0 on contact, so the switch is continuous.
+  over the closest-feature pairs, which is exact there: each vertex's distance to the other
+  shape (closed form for a box, its faces and edges for a mesh), and the edge pairs whose
+  lines' closest points lie inside both edges (a segment: its distance to every edge).
+  Both are 0 on contact, so the switch is continuous.
 
 Everything is a fixed graph of min, max and closed forms: no iterations, differentiable
 almost everywhere, exportable to C; the gradient is that of the active feature pair.
@@ -113,20 +115,27 @@ def _transform(points, R, p):
     return ca.mtimes(R, points) + ca.repmat(p, 1, points.shape[1])
 
 
+_SYMMETRIC = ("point", "segment", "box", "cylinder")  # symmetric about the frame's origin
+
+
+def _extent(core: _Core, R, n):
+    """max over the core of n . (x - centre) for a symmetric core (the same for -n): 1 x K."""
+    if core.kind == "point":
+        return ca.DM.zeros(1, n.shape[1])
+    if core.kind == "segment":
+        return core.half[0] * ca.fabs(ca.mtimes(R[:, 2].T, n))
+    if core.kind == "box":
+        return ca.mtimes(ca.DM(core.half).T, ca.fabs(ca.mtimes(R.T, n)))
+    axial = ca.mtimes(R[:, 2].T, n)  # cylinder
+    radial = ca.sqrt(ca.fmax(pr.dot(n, n) - axial**2, pr.TINY))
+    return core.half[0] * radial + core.half[1] * ca.fabs(axial)
+
+
 def _support(core: _Core, R, p, n):
     """max over the core of n . x, for each column of n (3 x K): 1 x K."""
     base = ca.mtimes(p.T, n)
-    if core.kind == "point":
-        return base
-    if core.kind == "segment":
-        return base + core.half[0] * ca.fabs(ca.mtimes(R[:, 2].T, n))
-    if core.kind == "box":
-        local = ca.fabs(ca.mtimes(R.T, n))
-        return base + ca.mtimes(ca.DM(core.half).T, local)
-    if core.kind == "cylinder":
-        axial = ca.mtimes(R[:, 2].T, n)
-        radial = ca.sqrt(ca.fmax(pr.dot(n, n) - axial**2, pr.TINY))
-        return base + core.half[0] * radial + core.half[1] * ca.fabs(axial)
+    if core.kind in _SYMMETRIC:
+        return base + _extent(core, R, n)
     heights = ca.mtimes(core.poly.vertices.T, ca.mtimes(R.T, n))  # vertices x K
     return base + ca.horzcat(*[ca.mmax(heights[:, k]) for k in range(n.shape[1])])
 
@@ -137,11 +146,21 @@ def _segment(core: _Core, R, p):
     return p - axis, 2 * axis
 
 
-def _axes_gap(a: _Core, Ra, pa, b: _Core, Rb, pb, axes):
-    """The largest lower bound g(n) = -(h_a(n) + h_b(-n)) over the columns of ``axes`` and
-    their opposites."""
+def _gaps(a: _Core, Ra, pa, b: _Core, Rb, pb, axes):
+    """max(g(n), g(-n)), g(n) = -(h_a(n) + h_b(-n)), for each column n of ``axes``: 1 x K.
+    For two symmetric cores ``g(+-n) = +-(p_b - p_a) . n - e_a(n) - e_b(n)``: half the work."""
+    if a.kind in _SYMMETRIC and b.kind in _SYMMETRIC:
+        return (ca.fabs(ca.mtimes((pb - pa).T, axes)) - _extent(a, Ra, axes)
+                - _extent(b, Rb, axes))
     both = ca.horzcat(axes, -axes)
-    return ca.mmax(-(_support(a, Ra, pa, both) + _support(b, Rb, pb, -both)))
+    g = -(_support(a, Ra, pa, both) + _support(b, Rb, pb, -both))
+    k = axes.shape[1]
+    return ca.fmax(g[:, :k], g[:, k:])
+
+
+def _axes_gap(a: _Core, Ra, pa, b: _Core, Rb, pb, axes):
+    """The largest lower bound g over the columns of ``axes`` and their opposites."""
+    return ca.mmax(_gaps(a, Ra, pa, b, Rb, pb, axes))
 
 
 def _cross_axes(u, w):
@@ -154,10 +173,7 @@ def _cross_axes(u, w):
 
 
 def _gap_with_mask(a, Ra, pa, b, Rb, pb, axes, usable):
-    both = ca.horzcat(axes, -axes)
-    mask = ca.horzcat(usable, usable)
-    g = -(_support(a, Ra, pa, both) + _support(b, Rb, pb, -both))
-    return ca.mmax(ca.if_else(mask, g, -pr.BIG))
+    return ca.mmax(ca.if_else(usable, _gaps(a, Ra, pa, b, Rb, pb, axes), -pr.BIG))
 
 
 def _points_to_polytope(x, core: _Core, R, p):
@@ -189,11 +205,15 @@ def _edges(core: _Core, R, p):
     return _transform(core.poly.edge_start, R, p), ca.mtimes(R, core.poly.edge_vector)
 
 
-def _segments_to_edges(start, vector, core: _Core, R, p):
+def _segments_to_edges(start, vector, core: _Core, R, p, whole: bool = False):
+    """The smallest distance between segments and a polytope's edges: whole segments
+    (``whole``), or only where both closest points are inside (the other cases are a
+    vertex's, which the caller covers)."""
     es, ev = _edges(core, R, p)
     m, e = start.shape[1], es.shape[1]
-    return ca.mmin(pr.segment_segment(pr.repeat_columns(start, e), pr.repeat_columns(vector, e),
-                                      pr.tile_columns(es, m), pr.tile_columns(ev, m)))
+    distance = pr.segment_segment if whole else pr.crossing_segments
+    return ca.mmin(distance(pr.repeat_columns(start, e), pr.repeat_columns(vector, e),
+                            pr.tile_columns(es, m), pr.tile_columns(ev, m)))
 
 
 def _core_distance(a: _Core, Ta, b: _Core, Tb):
@@ -231,7 +251,7 @@ def _core_distance(a: _Core, Ta, b: _Core, Tb):
         gap = ca.fmax(_axes_gap(a, Ra, pa, b, Rb, pb, _face_axes(b, Rb)),
                       _gap_with_mask(a, Ra, pa, b, Rb, pb, axes, usable))
         apart = ca.fmin(_points_to_polytope(ca.horzcat(start, start + vector), b, Rb, pb),
-                        _segments_to_edges(start, vector, b, Rb, pb))
+                        _segments_to_edges(start, vector, b, Rb, pb, whole=True))
     else:
         axes, usable = _cross_axes(ca.mtimes(Ra, a.poly.directions),
                                    ca.mtimes(Rb, b.poly.directions))
@@ -245,6 +265,24 @@ def _core_distance(a: _Core, Ta, b: _Core, Tb):
                                                     a, Ra, pa)),
                         _segments_to_edges(start, vector, b, Rb, pb))
     return ca.if_else(gap > 0, apart, gap)
+
+
+def witness_points(a, pose_a, b, pose_b):
+    """``(p_a, p_b)``: the closest points (3 x 1, the poses' frame) of the cores of two
+    spheres or capsules, or None for other shapes. The shapes' signed distance is
+    ``|p_a - p_b| - r_a - r_b``; its rate is ``n . (v(p_a) - v(p_b))``, ``n`` the unit vector
+    from ``p_b`` to ``p_a`` (closest points are stationary: the envelope theorem)."""
+    ca_, cb = _core(a), _core(b)
+    if {ca_.kind, cb.kind} - {"point", "segment"}:
+        return None
+    Ra, pa, Rb, pb = pose_a[:3, :3], pose_a[:3, 3], pose_b[:3, :3], pose_b[:3, 3]
+    if ca_.kind == "point" and cb.kind == "point":
+        return pa, pb
+    if ca_.kind == "point":
+        return pa, pr.segment_point(pa, *_segment(cb, Rb, pb))
+    if cb.kind == "point":
+        return pr.segment_point(pb, *_segment(ca_, Ra, pa)), pb
+    return pr.segment_segment_points(*_segment(ca_, Ra, pa), *_segment(cb, Rb, pb))
 
 
 _NAMES = {"point": "sphere", "segment": "capsule", "box": "box", "polytope": "convex mesh",
@@ -266,6 +304,17 @@ def distance_function(a, b) -> ca.Function:
     Ta, Tb = ca.SX.sym("pose_a", 4, 4), ca.SX.sym("pose_b", 4, 4)
     return ca.Function("signed_distance", [Ta, Tb], [distance_expression(a, Ta, b, Tb)],
                        ["pose_a", "pose_b"], ["distance"])
+
+
+@lru_cache(maxsize=512)
+def distance_gradient_function(a, b) -> ca.Function:
+    """``(pose_a, pose_b) -> (sd, dsd/dpose_a, dsd/dpose_b)`` (4x4 gradients, reverse AD of
+    the pair's graph)."""
+    Ta, Tb = ca.SX.sym("pose_a", 4, 4), ca.SX.sym("pose_b", 4, 4)
+    d = distance_expression(a, Ta, b, Tb)
+    return ca.Function("signed_distance_gradient", [Ta, Tb],
+                       [d, ca.reshape(ca.gradient(d, ca.vec(Ta)), 4, 4),
+                        ca.reshape(ca.gradient(d, ca.vec(Tb)), 4, 4)])
 
 
 def signed_distance(a, pose_a, b, pose_b):

@@ -48,12 +48,23 @@ def tile_columns(a, times: int):
 
 def point_segment(p, q, d):
     """Distances from points ``p`` to segments ``q + t d, t in [0, 1]`` (3 x N each)."""
+    return norm(p - segment_point(p, q, d))
+
+
+def segment_point(p, q, d):
+    """The points of segments ``q + t d`` closest to points ``p`` (3 x N each)."""
     t = clamp01(dot(p - q, d) / ca.fmax(dot(d, d), TINY))
-    return norm(p - q - d * ca.repmat(t, 3, 1))
+    return q + d * ca.repmat(t, 3, 1)
 
 
 def segment_segment(p, d1, q, d2):
-    """Distances between segments ``p + s d1`` and ``q + t d2``, s, t in [0, 1] (3 x N each).
+    """Distances between segments ``p + s d1`` and ``q + t d2``, s, t in [0, 1] (3 x N each)."""
+    a, b = segment_segment_points(p, d1, q, d2)
+    return norm(a - b)
+
+
+def segment_segment_points(p, d1, q, d2):
+    """The closest points ``(p + s d1, q + t d2)`` of two segments, s, t in [0, 1].
 
     The closest parameters of the two lines, clamped to the segments and re-projected
     (Ericson, Real-Time Collision Detection, 2005, section 5.1.9); parallel segments take
@@ -69,7 +80,7 @@ def segment_segment(p, d1, q, d2):
     t = (b * s + f) / e_safe
     s = ca.if_else(t < 0, clamp01(-c / a_safe), ca.if_else(t > 1, clamp01((b - c) / a_safe), s))
     t = clamp01(t)
-    return norm(r + d1 * ca.repmat(s, 3, 1) - d2 * ca.repmat(t, 3, 1))
+    return p + d1 * ca.repmat(s, 3, 1), q + d2 * ca.repmat(t, 3, 1)
 
 
 def point_box(p, half):
@@ -87,3 +98,21 @@ def point_cylinder(p, radius: float, half_length: float):
     axial = ca.fabs(p[2, :]) - half_length
     outside = ca.sqrt(ca.fmax(ca.fmax(radial, 0) ** 2 + ca.fmax(axial, 0) ** 2, TINY))
     return outside + ca.fmin(ca.fmax(radial, axial), 0)
+
+
+def crossing_segments(p, d1, q, d2):
+    """Distances between segments ``p + s d1`` and ``q + t d2`` (3 x N each) where their
+    lines' closest points lie inside both (0 < s, t < 1), else ``BIG``: the edge-edge part of
+    a polytope distance, whose other cases a vertex's distance covers. About half the work of
+    :func:`segment_segment`."""
+    r = p - q
+    a, e, b = dot(d1, d1), dot(d2, d2), dot(d1, d2)
+    c, f = dot(d1, r), dot(d2, r)
+    denom = a * e - b * b
+    safe = ca.fmax(denom, TINY)
+    s_num, t_num = b * f - c * e, a * f - b * c  # s = s_num / denom, t = t_num / denom
+    inside = ca.logic_and(ca.logic_and(s_num > 0, s_num < denom),
+                          ca.logic_and(ca.logic_and(t_num > 0, t_num < denom),
+                                       denom > 1e-12 * a * e))
+    normal = cross(d1, d2)
+    return ca.if_else(inside, ca.fabs(dot(r, normal)) / ca.sqrt(safe), BIG)

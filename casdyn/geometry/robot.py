@@ -19,7 +19,8 @@ from .. import arguments
 from ..algorithms import configuration, kinematics
 from ..errors import CasdynError, InputError, unknown_name
 from ..math.spatial import Transform
-from .distance import distance_expression
+from . import primitives as pr
+from .distance import distance_expression, distance_gradient_function, witness_points
 from .shapes import Mesh, Obstacle
 from .urdf_geometry import read_geometry
 
@@ -35,6 +36,12 @@ class RobotGeometry:
         self._package_dirs = package_dirs
         self.disabled = disabled_pairs(disabled)
         self._functions: dict[tuple, ca.Function] = {}
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_functions"] = {}  # CasADi Functions are rebuilt on demand
+        state.pop("_read", None)  # read again: shapes hold CasADi data
+        return state
 
     @cached_property
     def _read(self) -> tuple[tuple, tuple]:
@@ -68,21 +75,31 @@ class RobotGeometry:
     def pairs(self) -> tuple[tuple[str, str], ...]:
         return collision_pairs(self._model, self.collision, self.disabled)
 
-    def function(self, pairs=None, obstacles=(), jacobian: bool = False) -> ca.Function:
+    def function(self, pairs=None, obstacles=(), jacobian: bool | str = False) -> ca.Function:
         """``(q) -> d`` (or ``(q) -> (d, J)`` with ``J = dd/dv``, nd x nv, in the tangent
         space) for the pairs (default :attr:`pairs`), then each obstacle against every
         collision geometry."""
         pairs = self.pairs if pairs is None else _pair_list(pairs)
         obstacles = _obstacle_list(obstacles)
-        key = (pairs, tuple(id(o) for o in obstacles), bool(jacobian))
+        if jacobian not in (False, True, "ad"):
+            raise InputError(f"jacobian must be False, True or 'ad', got {jacobian!r}")
+        # obstacles by identity: the cache entry holds them, so an id is not reused meanwhile
+        key = (pairs, tuple(id(o) for o in obstacles), jacobian)
         if key not in self._functions:
             self._functions[key] = (obstacles, distances_function(
                 self._model, self.collision, pairs, obstacles, jacobian))
         return self._functions[key][1]
 
-    def distances(self, q, pairs=None, obstacles=()) -> np.ndarray:
+    def distances(self, q, pairs=None, obstacles=()):
+        """Signed distances at ``q``: (nd,), or (N, nd) for a batch ``q`` (N, nq); a CasADi
+        expression for a symbolic ``q``."""
         q = arguments.vector(q, "q", self._model.nq)
-        return np.asarray(self.function(pairs, obstacles)(q), dtype=float).ravel()
+        f = self.function(pairs, obstacles)
+        if isinstance(q, ca.SX | ca.MX):
+            return f(q)
+        if q.ndim == 2:
+            return f.map(len(q))(q.T).full().T if len(q) else np.zeros((0, f.size1_out(0)))
+        return f(q).full().ravel()
 
 
 def shipped_geometry(model, name: str, disabled=()) -> RobotGeometry:
@@ -155,10 +172,10 @@ def _obstacle_list(obstacles) -> tuple[Obstacle, ...]:
     return result
 
 
-def body_poses(model, q, bodies) -> dict[str, ca.SX]:
+def body_poses(model, q, bodies, states=None, joints=None) -> dict[str, ca.SX]:
     """The 4x4 pose (base frame) of each named link at ``q`` (SX), from one kinematics pass."""
-    states = kinematics.joint_states(model, q)
-    joints = kinematics.base_poses(model, states)
+    states = kinematics.joint_states(model, q) if states is None else states
+    joints = kinematics.base_poses(model, states) if joints is None else joints
     poses = {}
     for name in bodies:
         # the root link is the base only on a fixed base (a floating one moves it)
@@ -171,29 +188,90 @@ def body_poses(model, q, bodies) -> dict[str, ca.SX]:
     return poses
 
 
-def distance_expressions(model, geometry, pairs, obstacles, q) -> ca.SX:
-    """The signed distances (nd x 1 SX) of ``pairs`` of named geometries, then of each
-    obstacle against every geometry, at ``q``."""
+def _placed_pairs(model, geometry, pairs, obstacles, q, states=None, joints=None):
+    """``(label, shape_a, pose_a, body_a, shape_b, pose_b, body_b)`` per distance: the pairs,
+    then each obstacle (body None) against every geometry; poses 4x4 SX in the base frame."""
     by_name = {item.name: item for item in geometry}
     for pair in pairs:
         for name in pair:
             if name not in by_name:
                 raise unknown_name("collision geometry", name, by_name)
     used = {name for pair in pairs for name in pair} | (set(by_name) if obstacles else set())
-    poses = body_poses(model, q, sorted({by_name[n].body for n in used}))
+    poses = body_poses(model, q, sorted({by_name[n].body for n in used}), states, joints)
 
     def placed(item):
         return ca.mtimes(poses[item.body], ca.DM(item.pose))
 
-    values = []
     for name_a, name_b in pairs:
         a, b = by_name[name_a], by_name[name_b]
-        values.append(_distance(a.shape, placed(a), b.shape, placed(b), f"{name_a}, {name_b}"))
+        yield f"{name_a}, {name_b}", a.shape, placed(a), a.body, b.shape, placed(b), b.body
     for obstacle in obstacles:
         for item in geometry:
-            values.append(_distance(obstacle.shape, ca.DM(obstacle.pose), item.shape,
-                                    placed(item), f"{obstacle.name}, {item.name}"))
+            yield (f"{obstacle.name}, {item.name}", obstacle.shape, ca.SX(ca.DM(obstacle.pose)),
+                   None, item.shape, placed(item), item.body)
+
+
+def distance_expressions(model, geometry, pairs, obstacles, q) -> ca.SX:
+    """The signed distances (nd x 1 SX) of ``pairs`` of named geometries, then of each
+    obstacle against every geometry, at ``q``."""
+    values = [_distance(a, pose_a, b, pose_b, label) for label, a, pose_a, _, b, pose_b, _
+              in _placed_pairs(model, geometry, pairs, obstacles, q)]
     return ca.vertcat(*values) if values else ca.SX(0, 1)
+
+
+def _wrenches(a, pose_a, b, pose_b, label):
+    """``(d, w_a, w_b)``: the signed distance and its rate per unit base-frame twist (angular,
+    then linear velocity of the point at the base origin) of each shape, 6 x 1 each. Spheres
+    and capsules: from the closest points; other shapes: reverse AD through the pair's own
+    graph."""
+    d = _distance(a, pose_a, b, pose_b, label)
+    points = witness_points(a, pose_a, b, pose_b)
+    if points is not None:
+        p_a, p_b = points
+        n = (p_a - p_b) / pr.norm(p_a - p_b)
+        return d, ca.vertcat(ca.cross(p_a, n), n), -ca.vertcat(ca.cross(p_b, n), n)
+    d, grad_a, grad_b = distance_gradient_function(a, b)(pose_a, pose_b)
+    return d, _pose_wrench(pose_a, grad_a), _pose_wrench(pose_b, grad_b)
+
+
+def _pose_wrench(pose, grad):
+    """The rate per base-frame twist ``(w, v)`` of a function of ``pose`` (4x4) with gradient
+    ``grad``: ``dR = [w]x R``, ``dp = w x p + v`` give ``(sum_k R_k x G_k + p x g_p, g_p)``."""
+    R, p, G, g = pose[:3, :3], pose[:3, 3], grad[:3, :3], grad[:3, 3]
+    moment = ca.cross(p, g)
+    for k in range(3):
+        moment += ca.cross(R[:, k], G[:, k])
+    return ca.vertcat(moment, g)
+
+
+def witness_jacobian(model, geometry, pairs, obstacles, q) -> tuple[ca.SX, ca.SX]:
+    """``(d, J)``: the distances and ``dd/dv`` (nd x nv, tangent space) as the shapes'
+    wrenches (:func:`_wrenches`) on the columns ``(z_j, o_j x z_j)`` of the joints that move
+    one body and not the other (a common motion does not change a distance)."""
+    states = kinematics.joint_states(model, q)
+    joints = kinematics.base_poses(model, states)
+    columns: dict[int, tuple] = {}
+
+    def chain(body):
+        return set() if body is None else set(model.support(_group(model, body)))
+
+    values, rows = [], []
+    for label, a, pose_a, body_a, b, pose_b, body_b in _placed_pairs(
+            model, geometry, pairs, obstacles, q, states, joints):
+        d, w_a, w_b = _wrenches(a, pose_a, b, pose_b, label)
+        row = ca.SX(model.nv, 1)
+        chain_a, chain_b = chain(body_a), chain(body_b)
+        for w, own in ((w_a, chain_a - chain_b), (w_b, chain_b - chain_a)):
+            for j in sorted(own):
+                if j not in columns:
+                    columns[j] = states[j].type.point_columns(joints[j], ca.SX.zeros(3, 1), 1.0)
+                angular, linear = columns[j]
+                states[j].put(row, (ca.mtimes(w[:3].T, angular) + ca.mtimes(w[3:].T, linear)).T)
+        values.append(d)
+        rows.append(row.T)
+    if not values:
+        return ca.SX(0, 1), ca.SX(0, model.nv)
+    return ca.vertcat(*values), ca.vertcat(*rows)
 
 
 def _distance(a, pose_a, b, pose_b, what: str):
@@ -205,10 +283,15 @@ def _distance(a, pose_a, b, pose_b, what: str):
         raise InputError(f"pair ({what}): {exc}") from None
 
 
-def distances_function(model, geometry, pairs, obstacles, jacobian: bool = False):
+def distances_function(model, geometry, pairs, obstacles, jacobian: bool | str = False):
     """The Function ``collision_distances``: ``(q) -> d`` or, with ``jacobian``, ``(q) -> (d,
-    J)``, ``J = d d(q ⊕ v)/dv`` at ``v = 0`` (nd x nv, tangent space, by AD)."""
+    J)``, ``J = d d(q ⊕ v)/dv`` at ``v = 0`` (nd x nv, tangent space): through the closest
+    points and the joints' columns (``jacobian=True``, see :func:`witness_jacobian`), or by AD
+    of the whole graph (``jacobian="ad"``)."""
     q = ca.SX.sym("q", model.nq)
+    if jacobian and jacobian != "ad":
+        d, J = witness_jacobian(model, geometry, pairs, obstacles, q)
+        return ca.Function("collision_distances", [q], [d, J], ["q"], ["d", "J"])
     if model.nq == model.nv:  # every coordinate is its own tangent (no free or ball joint)
         d = distance_expressions(model, geometry, pairs, obstacles, q)
         outputs = [d, ca.jacobian(d, q)] if jacobian else [d]
