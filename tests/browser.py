@@ -96,6 +96,16 @@ class Browser:
             self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left",
                       clickCount=1)
 
+    def evaluate(self, expression: str):
+        """The value of a JavaScript expression in the page."""
+        return self.call("Runtime.evaluate", expression=expression,
+                         returnByValue=True).get("result", {}).get("value")
+
+    def dismiss_notifications(self) -> None:
+        """Close the page's notifications (viser's notice about software WebGL)."""
+        self.evaluate("document.querySelectorAll('.mantine-Notification-root, "
+                      "[class*=\"Notification-root\"]').forEach(e => e.remove())")
+
     def screenshot(self) -> np.ndarray:
         """The page as an (height, width, 3) uint8 RGB array."""
         from PIL import Image

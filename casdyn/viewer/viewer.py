@@ -193,8 +193,11 @@ class Viewer:
         with self._lock:
             playing, self._playing = self._playing, False
             shaped = self._trajectory
-            if shaped is not None:  # the scene's snapshot, the recording's start: sample 0
+            if shaped is not None:
+                # the scene's snapshot keeps poses but not every later property change (the
+                # arrows' lengths): clear those, so that drawing sample 0 records them
                 self._draw_sample(0)
+                self._clear_stretched()
             serializer = self._server.get_scene_serializer()
             if shaped is not None:
                 times = _recorded_times(shaped.t)
@@ -202,7 +205,8 @@ class Viewer:
                     self._draw_sample(shaped.index(time_k))
                     if k + 1 < len(times):
                         serializer.insert_sleep(times[k + 1] - time_k)
-                serializer.insert_sleep(1.0 / FRAME_RATE)
+                if len(times) > 1:  # one sample: a still scene
+                    serializer.insert_sleep(1.0 / FRAME_RATE)
             data = serializer.as_html() if path.suffix == ".html" else serializer.serialize()
             if shaped is not None:
                 self._show_time(self._time)
@@ -247,7 +251,7 @@ class Viewer:
                        section_size=10 * cell)
         centre = origins_poses[:, :3, 3].mean(axis=0)
         self._server.initial_camera.look_at = tuple(centre)
-        self._server.initial_camera.position = tuple(centre + size * np.array([1.4, -1.9, 1.1]))
+        self._server.initial_camera.position = tuple(centre + size * np.array([1.0, -1.35, 0.8]))
         frames = self.geometry == "frames"
         axes = self._axes_length
         drawn = {item.body for item in items}
@@ -300,7 +304,7 @@ class Viewer:
             # a unit arrow along z, stretched to the force by its node's scale
             arrows = tuple(scene.add_arrows(
                 f"{name}/force_{kind}", np.array([[[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]]),
-                color, shaft_radius=0.01 * self._size, head_radius=0.025 * self._size,
+                color, shaft_radius=0.015 * self._size, head_radius=0.035 * self._size,
                 head_length=0.15, scale=(1.0, 1.0, 1e-6), visible=False)
                 for kind, color in (("inside", (40, 170, 60)), ("outside", (220, 40, 40))))
             cone_node = scene.add_mesh_simple(f"{name}/cone", vertices, faces,
@@ -381,6 +385,15 @@ class Viewer:
                     arrow.scale = (1.0, 1.0, self._force_scale * size)
                 arrow.visible = shown
             cone_node.visible = on
+
+    def _clear_stretched(self) -> None:
+        """Arrows and the COM line back to zero length, hidden."""
+        for _, arrows, _ in self._contact_nodes:
+            for arrow in arrows:
+                arrow.scale = (1.0, 1.0, 1e-6)
+                arrow.visible = False
+        if self._com_nodes:
+            self._com_nodes[3].scale = (1.0, 1.0, 1e-6)
 
     def _draw_sample(self, k: int) -> None:
         shaped = self._trajectory
