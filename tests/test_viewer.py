@@ -205,3 +205,41 @@ def test_missing_viser_is_a_clear_error(monkeypatch, ur5e):
     monkeypatch.setitem(sys.modules, "viser", None)
     with pytest.raises(CasdynError, match=r'pip install "casdyn\[viewer\]"'):
         ur5e.show()
+
+
+def _mesh_urdf(folder) -> str:
+    """A two-link robot drawn by an STL box and an OBJ cylinder, files written by trimesh."""
+    import trimesh
+
+    trimesh.creation.box(extents=(0.3, 0.3, 0.1)).export(folder / "base.stl")
+    trimesh.creation.cylinder(radius=0.04, height=0.5).export(folder / "arm.obj")
+    (folder / "broken.dae").write_text("<COLLADA>not a mesh</COLLADA>")
+    return """<robot name="meshes">
+  <link name="base"><visual><geometry><mesh filename="base.stl"/></geometry></visual>
+    <visual><geometry><mesh filename="broken.dae"/></geometry></visual></link>
+  <link name="arm"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0"
+    ixz="0" iyz="0"/></inertial>
+    <visual><origin xyz="0 0 0.25"/><geometry><mesh filename="arm.obj" scale="1 1 1"/>
+    </geometry></visual></link>
+  <joint name="j" type="revolute"><parent link="base"/><child link="arm"/>
+    <origin xyz="0 0 0.05"/><axis xyz="1 0 0"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+def test_mesh_files_are_read_with_their_triangles_and_an_unreadable_one_is_left_out(
+        tmp_path):
+    import trimesh
+
+    from casdyn.errors import ModelWarning
+    from casdyn.viewer.meshes import mesh_triangles
+
+    path = tmp_path / "meshes.urdf"
+    path.write_text(_mesh_urdf(tmp_path))
+    vertices, faces = mesh_triangles(str(tmp_path / "arm.obj"), (2.0, 1.0, 1.0))
+    reference = trimesh.load(tmp_path / "arm.obj", force="mesh", process=False)
+    np.testing.assert_allclose(vertices, reference.vertices * [2, 1, 1], atol=1e-6)
+    np.testing.assert_array_equal(faces, reference.faces)
+    robot = casdyn.load_urdf(path)
+    with pytest.warns(ModelWarning, match="broken.dae"), robot.show() as viewer:
+        assert viewer.geometry == "visual"

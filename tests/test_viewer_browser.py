@@ -123,6 +123,22 @@ def test_robot_geometry_is_drawn_and_moves(browser, ur5e):
         _drawn_and_moving(browser, viewer, q1, q2, "ur5e_capsules")
 
 
+def test_visual_mesh_files_are_drawn_and_move(browser, tmp_path):
+    import warnings
+
+    from test_viewer import _mesh_urdf
+
+    path = tmp_path / "meshes.urdf"
+    path.write_text(_mesh_urdf(tmp_path))
+    robot = casdyn.load_urdf(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the unreadable DAE, tested in test_viewer.py
+        viewer = robot.show()
+    with viewer:
+        assert viewer.geometry == "visual"
+        _drawn_and_moving(browser, viewer, np.array([0.0]), np.array([1.2]), "meshes")
+
+
 def test_robot_without_geometry_draws_its_frames_and_moves(browser, solo):
     q1 = solo.named_configurations["standing"]
     q2 = q1.copy()

@@ -36,7 +36,8 @@ def run(args: argparse.Namespace, robot) -> int:
     from . import trajectory
 
     data = trajectory.load(args.trajectory) if args.trajectory else None
-    viewer = robot.show(geometry=args.geometry, port=args.port)
+    first = None if data is None else data["q"][0] if len(data["q"]) else None
+    viewer = robot.show(first, geometry=args.geometry, port=args.port)
     stop = threading.Event()
     try:
         if data is not None:

@@ -85,7 +85,9 @@ class Viewer:
         poses0 = self._evaluate(q0)[0]
         origins = poses0[:, :3, 3]
         span = float(np.max(np.ptp(origins, axis=0))) if len(origins) > 1 else 0.0
-        self._size = max(span, 0.2)  # m: sets axes, markers, grid and the camera distance
+        reach = max((_reach(item) for item in items), default=0.0)
+        # m: sets axes, markers, grid and the camera distance
+        self._size = max(span, 2 * reach, 0.2)
         self._server = _serve(viser, port, robot.name)
         try:
             self._build(items, poses0)
@@ -452,6 +454,32 @@ class Viewer:
                     else:
                         time_s, self._playing = float(t[-1]), False
                 self._show_time(float(time_s))
+
+
+def _reach(item) -> float:
+    """How far (m) a geometry element extends from its body's origin, roughly: its offset
+    plus the half-diagonal of its shape's bounds (a mesh file's read here, cached)."""
+    from ..geometry.shapes import Box, Capsule, ConvexMesh, Cylinder, Mesh, Sphere
+
+    shape = item.shape
+    if isinstance(shape, Sphere):
+        half = shape.radius
+    elif isinstance(shape, Capsule | Cylinder):
+        half = float(np.hypot(shape.radius, shape.length / 2 + shape.radius))
+    elif isinstance(shape, Box):
+        half = float(np.linalg.norm(shape.size)) / 2
+    elif isinstance(shape, ConvexMesh | Mesh):
+        try:
+            from .meshes import mesh_triangles
+
+            points = (shape.vertices if isinstance(shape, ConvexMesh)
+                      else mesh_triangles(shape.path, shape.scale)[0])
+        except CasdynError:  # drawn without it (see scene.add_shape)
+            return 0.0
+        half = float(np.max(np.linalg.norm(points, axis=1)))
+    else:
+        return 0.0
+    return float(np.linalg.norm(item.pose[:3, 3])) + half
 
 
 def _z_to(direction: np.ndarray) -> np.ndarray:

@@ -14,9 +14,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "tests"))
 
-from browser import Browser, save_png  # noqa: E402
+from browser import Browser, save_png
 
-import casdyn  # noqa: E402
+import casdyn
 
 HERE = Path(__file__).parent
 FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
