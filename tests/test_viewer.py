@@ -136,6 +136,8 @@ def test_bad_inputs_are_clear_errors(ur5e, solo, tmp_path):
             viewer.save(tmp_path / "scene.png")
         with pytest.raises(InputError, match="unknown body"):
             viewer.show_frames(["wrist_9_link"])
+        with pytest.raises(CasdynError, match="play first"):
+            viewer.seek(0.0)
     t = np.linspace(0, 1, 5)
     q = np.tile(solo.home_configuration(), (5, 1))
     names = (solo.model.base_name, *solo.body_names)
@@ -243,3 +245,15 @@ def test_mesh_files_are_read_with_their_triangles_and_an_unreadable_one_is_left_
     robot = casdyn.load_urdf(path)
     with pytest.warns(ModelWarning, match="broken.dae"), robot.show() as viewer:
         assert viewer.geometry == "visual"
+
+
+def test_selected_frames_show_their_axes(ur5e):
+    with ur5e.show() as viewer:
+        nodes = viewer._body_nodes
+        viewer.show_frames(["wrist_3_link", "tool0"])  # tool0: no geometry, a new node
+        assert {name for name, node in nodes.items() if node.show_axes} == {"wrist_3_link",
+                                                                             "tool0"}
+        np.testing.assert_allclose(nodes["tool0"].position,
+                                   ur5e.get_transform(ur5e.home_configuration(), "tool0")[:3, 3])
+        viewer.show_frames([])
+        assert not any(node.show_axes for node in nodes.values())

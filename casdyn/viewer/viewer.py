@@ -140,6 +140,12 @@ class Viewer:
             if name not in self._index:
                 raise unknown_name("body", name, self._bodies)
         axes = self._axes_length
+        for name in bodies:
+            if name not in self._body_nodes:  # a body without geometry: a node of its own
+                pose = self._last_poses[self._index[name]]
+                self._body_nodes[name] = self._server.scene.add_frame(
+                    f"/robot/{_safe(name)}", show_axes=False, position=pose[:3, 3],
+                    wxyz=draw.wxyz(pose[:3, :3]))
         for name, node in self._body_nodes.items():
             node.show_axes = self.geometry == "frames" or name in bodies
             node.axes_length, node.axes_radius = axes, axes / 15
@@ -353,6 +359,7 @@ class Viewer:
 
     def _draw(self, q, forces=None) -> None:
         poses, com = self._evaluate(q)
+        self._last_poses = poses
         with self._server.atomic():
             for name, node in self._body_nodes.items():
                 pose = poses[self._index[name]]
