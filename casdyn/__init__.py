@@ -45,7 +45,8 @@ __all__ = [
 def load_urdf(source: str | _os.PathLike, *, gravity=(0.0, 0.0, -9.81),
               floating_base: bool = False, joint_friction: bool = False,
               armature: dict | None = None, friction_smoothing: float = 1e-3,
-              srdf: str | _os.PathLike | None = None, loops=()) -> RigidBodyTree:
+              srdf: str | _os.PathLike | None = None, loops=(),
+              package_dirs=()) -> RigidBodyTree:
     """Load a robot from a URDF file path or a string holding URDF XML.
 
     ``gravity`` is the gravitational acceleration in the base frame: the root link's on a
@@ -57,6 +58,7 @@ def load_urdf(source: str | _os.PathLike, *, gravity=(0.0, 0.0, -9.81),
     ``srdf`` (a path or SRDF XML): its ``group_state``s become ``robot.named_configurations``
     (see :mod:`casdyn.model.srdf`), its ``disable_collisions`` ``robot.disabled_collision_pairs``.
     ``loops``: closed kinematic loops (:class:`Loop`) the robot holds (``robot.loops``).
+    ``package_dirs``: directories where ``package://`` mesh names are looked for.
     """
     floating_base = _flag(floating_base, "floating_base")
     joint_friction = _flag(joint_friction, "joint_friction")
@@ -65,7 +67,12 @@ def load_urdf(source: str | _os.PathLike, *, gravity=(0.0, 0.0, -9.81),
     srdf_data = _read_srdf(srdf) if srdf is not None else None
     model = build_model(read_urdf(source), gravity, floating_base, joint_friction, armature,
                         friction_smoothing)
-    return RigidBodyTree(_with_loops(model, loops) if loops else model, srdf_data)
+    robot = RigidBodyTree(_with_loops(model, loops) if loops else model, srdf_data)
+    from .geometry.robot import RobotGeometry
+
+    robot._geometry = RobotGeometry(robot.model, source, package_dirs,
+                                    robot.disabled_collision_pairs)
+    return robot
 
 
 def load_mjcf(source, *, floating_base: bool | None = None, gravity=None,
@@ -105,10 +112,14 @@ def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81), floating_base: bool = Fa
     """Load a robot shipped with casdyn; :func:`robot_names` lists them. ``srdf=None``
     takes the robot's own SRDF where it ships one (solo12: ``standing``)."""
     urdf = robot_urdf(name)  # an unknown name is refused before its SRDF is looked for
-    return load_urdf(urdf, gravity=gravity, floating_base=floating_base,
-                     joint_friction=joint_friction, armature=armature,
-                     friction_smoothing=friction_smoothing,
-                     srdf=robot_srdf(name) if srdf is None else srdf)
+    robot = load_urdf(urdf, gravity=gravity, floating_base=floating_base,
+                      joint_friction=joint_friction, armature=armature,
+                      friction_smoothing=friction_smoothing,
+                      srdf=robot_srdf(name) if srdf is None else srdf)
+    from .geometry.robot import shipped_geometry
+
+    robot._geometry = shipped_geometry(robot.model, name, robot.disabled_collision_pairs)
+    return robot
 
 
 def __dir__() -> list[str]:

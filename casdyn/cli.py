@@ -1,4 +1,4 @@
-"""The ``casdyn`` command: ``info``, ``export`` and ``demo``."""
+"""The ``casdyn`` command: ``info``, ``export``, ``demo`` and ``show``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from ._version import __version__
 from .errors import suggest
 from .functions import FUNCTION_NAMES
 from .tree import RigidBodyTree
+from .viewer import cli as show
 
 
 def _load(source: str, floating_base: bool = False, joint_friction: bool = False
@@ -110,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="progress on stderr even when it is not a terminal")
     p_demo = commands.add_parser("demo", help="the main demo: dynamics of a shipped robot")
     p_demo.add_argument("robot", nargs="?", default="ur5e", help="a shipped robot (default ur5e)")
+    show.add_parser(commands, floating)
     args = parser.parse_args(argv)
     try:
         if args.command == "info":
@@ -128,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{what} {len(exported)} functions of {robot.name} in {args.out}:")
             for function in exported.values():
                 print(f"  {function}")
+        elif args.command == "show":
+            return show.run(args, _load(args.robot, args.floating_base))
         else:
             from .demo import run
 

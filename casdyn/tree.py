@@ -50,11 +50,13 @@ class RigidBodyTree:
         self._pi = frozen(identification.inertial_parameters(model))
 
     def __getstate__(self) -> dict:
-        # Functions are rebuilt on demand after unpickling
-        return {"model": self._model, "srdf": self._srdf}
+        # Functions are rebuilt on demand after unpickling; the geometry keeps its source
+        return {"model": self._model, "srdf": self._srdf,
+                "geometry": getattr(self, "_geometry", None)}
 
     def __setstate__(self, state: dict) -> None:
         RigidBodyTree.__init__(self, state["model"], state.get("srdf"))
+        self._geometry = state.get("geometry")
 
     # --- description ----------------------------------------------------------------------
     @property
@@ -395,6 +397,46 @@ class RigidBodyTree:
         optimisation (the constraint ``residual == 0``)."""
         return self._call("loop_residual", q=q)
 
+    # --- geometry (casdyn.geometry.robot) --------------------------------------------------
+    @property
+    def _robot_geometry(self):
+        """The robot's :class:`casdyn.geometry.robot.RobotGeometry` (read on first use)."""
+        if getattr(self, "_geometry", None) is None:
+            from .geometry.robot import RobotGeometry
+
+            self._geometry = RobotGeometry(self._model)
+        return self._geometry
+
+    @property
+    def collision_geometry(self) -> tuple:
+        """The URDF's ``<collision>`` shapes: ``casdyn.geometry.Geometry`` per element."""
+        return self._robot_geometry.collision
+
+    @property
+    def visual_geometry(self) -> tuple:
+        """The URDF's ``<visual>`` shapes: ``casdyn.geometry.Geometry`` per element."""
+        return self._robot_geometry.visual
+
+    @property
+    def collision_pairs(self) -> tuple[tuple[str, str], ...]:
+        """Collision geometry pairs on links neither welded, adjacent nor disabled."""
+        return self._robot_geometry.pairs
+
+    def collision_distances(self, q, pairs=None, obstacles=()):
+        """Signed distances (m) of ``pairs`` (default :attr:`collision_pairs`), then of each
+        ``casdyn.geometry.Obstacle`` against every collision geometry: 1-D array."""
+        return self._robot_geometry.distances(q, pairs, obstacles)
+
+    # --- viewer (casdyn.viewer) ------------------------------------------------------------
+    def show(self, q=None, *, geometry: str = "visual", port: int | None = None,
+             open_browser: bool = False):
+        """A :class:`casdyn.viewer.Viewer` of this robot at ``q`` (default: the home
+        configuration), served on ``127.0.0.1`` (``viewer.url``); ``geometry`` is
+        ``"visual"``, ``"collision"`` or ``"frames"``. Needs ``pip install "casdyn[viewer]"``."""
+        from .viewer import Viewer
+
+        return Viewer(self, q, geometry=geometry, port=port, open_browser=open_browser)
+
     def get_transform(self, q, body: str, relative_to: str | None = None):
         """4x4 pose of ``body``'s frame in ``relative_to``'s frame (default: the base).
 
@@ -495,6 +537,8 @@ class RigidBodyTree:
         :class:`casdyn.Contact` s held by the contact functions. The Functions, their
         inputs -> outputs and options with their defaults:
         """
+        if name == "collision_distances":
+            return self._robot_geometry.function(**options)
         return self._functions.get(name, **options)
 
 

@@ -61,6 +61,16 @@ def test_mpc_tracks_and_plots(tmp_path):
     assert (tmp_path / "mpc.png").stat().st_size > 10_000
 
 
+def test_arm_obstacle_mpc_keeps_every_distance_positive(tmp_path):
+    out = run("arm_obstacle_mpc.py", "--quick", "--plot-dir", str(tmp_path))
+    closest = float(re.search(r"smallest signed distance in the closed loop \(every plant "
+                              r"substep\): (\S+) m", out).group(1))
+    assert closest > 0.0
+    solved, total = map(int, re.search(r"(\d+) of (\d+) QPs solved", out).groups())
+    assert solved == total
+    assert (tmp_path / "arm_obstacle_mpc.png").stat().st_size > 10_000
+
+
 def test_mpc_with_ipopt_for_comparison():
     out = run("mpc.py", "--quick", "--solver", "ipopt")
     assert "Ipopt to convergence" in out and "40 of 40 solves converged" in out

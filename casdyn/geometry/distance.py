@@ -1,0 +1,350 @@
+"""``signed_distance(a, pose_a, b, pose_b)``: exact signed distances between two shapes, as a
+CasADi expression of the poses.
+
+Each shape is a *core* swept by a radius: a sphere is a point, a capsule a segment, a box and a
+convex mesh are polytopes (radius 0). The signed distance of the shapes is that of the cores
+minus both radii (sweeping by a ball adds the radius to every support value, in the separated
+and the overlapping case alike). For convex sets A, B with Minkowski difference D = A - B and
+support function h_D(n) = h_A(n) + h_B(-n),
+
+    sd(A, B) = max over unit n of g(n),   g(n) = -h_D(n),
+
+so every direction gives a lower bound. The cores' distances are, pair by pair:
+
+* plane and anything: g at the plane's normal (the whole formula, closed form);
+* point, segment: their Euclidean distances (point-point, point-segment, segment-segment);
+  a point against a box or a cylinder: the closed-form signed distance of the point;
+* a point or a segment against a polytope, and two polytopes: D is a polytope whose face
+  normals are the faces of each and the cross products of their edge directions. When they
+  overlap, the largest g over those normals is exact (the separating axis theorem with
+  depths); when that largest g is positive they are apart, and the distance is the smallest
+  over the closest-feature pairs, which is exact there: each vertex's distance to the other
+  shape (closed form for a box, its faces and edges for a mesh), and the edge pairs whose
+  lines' closest points lie inside both edges (a segment: its distance to every edge).
+  Both are 0 on contact, so the switch is continuous.
+
+Everything is a fixed graph of min, max and closed forms: no iterations, differentiable
+almost everywhere, exportable to C; the gradient is that of the active feature pair.
+Cylinders against a segment, a polytope or another cylinder have no such finite form and are
+not supported (use a capsule, or a ConvexMesh of the cylinder).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import casadi as ca
+import numpy as np
+
+from ..errors import InputError
+from . import primitives as pr
+from .hull import Hull, convex_hull
+from .shapes import Box, Capsule, ConvexMesh, Cylinder, Mesh, Plane, Sphere, _pose, _shape
+
+_RANK = {"plane": 0, "point": 1, "segment": 2, "box": 3, "polytope": 4, "cylinder": 5}
+
+
+@dataclass(frozen=True, eq=False)
+class _Polytope:
+    """The constant data of a polytope core in its own frame (3 x k DM matrices)."""
+
+    vertices: ca.DM  # 3 x n
+    edge_start: ca.DM  # 3 x e
+    edge_vector: ca.DM  # 3 x e
+    directions: ca.DM  # 3 x k, the distinct edge directions (up to sign)
+    normals: ca.DM  # 3 x f, the distinct face normals
+    offsets: ca.DM  # 1 x f, normals' x <= offsets inside
+    tri_point: ca.DM  # 3 x t, a vertex of each triangle
+    tri_normal: ca.DM  # 3 x t
+    tri_sides: tuple  # three (3 x t normals, 1 x t offsets): the triangle's in-plane sides
+
+
+def _polytope(hull: Hull) -> _Polytope:
+    v = hull.vertices
+    start, end = v[hull.edges[:, 0]], v[hull.edges[:, 1]]
+    directions: list[np.ndarray] = []
+    for d in end - start:
+        d = d / np.linalg.norm(d)
+        if all(abs(d @ k) < 1 - 1e-9 for k in directions):
+            directions.append(d)
+    a, b, c = (v[hull.triangles[:, i]] for i in range(3))
+    normal = np.cross(b - a, c - a)
+    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+    sides = []
+    for p, q in ((a, b), (b, c), (c, a)):
+        outward = np.cross(q - p, normal)  # in the triangle's plane, away from its inside
+        outward /= np.linalg.norm(outward, axis=1, keepdims=True)
+        sides.append((ca.DM(outward.T), ca.DM(np.einsum("ij,ij->i", outward, p)[None, :])))
+    return _Polytope(ca.DM(v.T), ca.DM(start.T), ca.DM((end - start).T),
+                     ca.DM(np.array(directions).T), ca.DM(hull.normals.T),
+                     ca.DM(hull.offsets[None, :]), ca.DM(a.T), ca.DM(normal.T), tuple(sides))
+
+
+@dataclass(frozen=True, eq=False)
+class _Core:
+    kind: str
+    radius: float = 0.0
+    half: tuple = ()  # box half extents; (half length,) of a segment; (r, half length) cylinder
+    poly: _Polytope | None = None
+    plane: tuple = ()  # (normal (3,), offset)
+
+
+@lru_cache(maxsize=256)
+def _core(shape) -> _Core:
+    if isinstance(shape, Sphere):
+        return _Core("point", shape.radius)
+    if isinstance(shape, Capsule):
+        return _Core("segment", shape.radius, (shape.length / 2,))
+    if isinstance(shape, Box):
+        half = tuple(s / 2 for s in shape.size)
+        corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
+        return _Core("box", 0.0, half, _polytope(convex_hull(corners * half)))
+    if isinstance(shape, ConvexMesh):
+        return _Core("polytope", 0.0, (), _polytope(shape.hull))
+    if isinstance(shape, Cylinder):
+        return _Core("cylinder", 0.0, (shape.radius, shape.length / 2))
+    if isinstance(shape, Plane):
+        return _Core("plane", 0.0, (), None, (np.array(shape.normal), shape.offset))
+    raise InputError(f"no signed distance for a {type(shape).__name__}")
+
+
+# --- the cores placed in the world: R (3x3), p (3x1) of the pose -----------------------------
+
+def _transform(points, R, p):
+    return ca.mtimes(R, points) + ca.repmat(p, 1, points.shape[1])
+
+
+_SYMMETRIC = ("point", "segment", "box", "cylinder")  # symmetric about the frame's origin
+
+
+def _extent(core: _Core, R, n):
+    """max over the core of n . (x - centre) for a symmetric core (the same for -n): 1 x K."""
+    if core.kind == "point":
+        return ca.DM.zeros(1, n.shape[1])
+    if core.kind == "segment":
+        return core.half[0] * ca.fabs(ca.mtimes(R[:, 2].T, n))
+    if core.kind == "box":
+        return ca.mtimes(ca.DM(core.half).T, ca.fabs(ca.mtimes(R.T, n)))
+    axial = ca.mtimes(R[:, 2].T, n)  # cylinder
+    radial = ca.sqrt(ca.fmax(pr.dot(n, n) - axial**2, pr.TINY))
+    return core.half[0] * radial + core.half[1] * ca.fabs(axial)
+
+
+def _support(core: _Core, R, p, n):
+    """max over the core of n . x, for each column of n (3 x K): 1 x K."""
+    base = ca.mtimes(p.T, n)
+    if core.kind in _SYMMETRIC:
+        return base + _extent(core, R, n)
+    heights = ca.mtimes(core.poly.vertices.T, ca.mtimes(R.T, n))  # vertices x K
+    return base + ca.horzcat(*[ca.mmax(heights[:, k]) for k in range(n.shape[1])])
+
+
+def _segment(core: _Core, R, p):
+    """(start, vector) of a segment core, 3 x 1 each."""
+    axis = R[:, 2] * core.half[0]
+    return p - axis, 2 * axis
+
+
+def _gaps(a: _Core, Ra, pa, b: _Core, Rb, pb, axes):
+    """max(g(n), g(-n)), g(n) = -(h_a(n) + h_b(-n)), for each column n of ``axes``: 1 x K.
+    For two symmetric cores ``g(+-n) = +-(p_b - p_a) . n - e_a(n) - e_b(n)``: half the work."""
+    if a.kind in _SYMMETRIC and b.kind in _SYMMETRIC:
+        return (ca.fabs(ca.mtimes((pb - pa).T, axes)) - _extent(a, Ra, axes)
+                - _extent(b, Rb, axes))
+    both = ca.horzcat(axes, -axes)
+    g = -(_support(a, Ra, pa, both) + _support(b, Rb, pb, -both))
+    k = axes.shape[1]
+    return ca.fmax(g[:, :k], g[:, k:])
+
+
+def _axes_gap(a: _Core, Ra, pa, b: _Core, Rb, pb, axes):
+    """The largest lower bound g over the columns of ``axes`` and their opposites."""
+    return ca.mmax(_gaps(a, Ra, pa, b, Rb, pb, axes))
+
+
+def _cross_axes(u, w):
+    """Unit cross products of every column of u with every column of w (3 x |u||w|), and a
+    1 x |u||w| mask that is 0 where the two are parallel (no axis there)."""
+    c = pr.cross(pr.repeat_columns(u, w.shape[1]), pr.tile_columns(w, u.shape[1]))
+    length2 = pr.dot(c, c)
+    usable = length2 > 1e-12
+    return c / ca.repmat(ca.sqrt(ca.fmax(length2, 1e-12)), 3, 1), usable
+
+
+def _gap_with_mask(a, Ra, pa, b, Rb, pb, axes, usable):
+    return ca.mmax(ca.if_else(usable, _gaps(a, Ra, pa, b, Rb, pb, axes), -pr.BIG))
+
+
+def _points_to_polytope(x, core: _Core, R, p):
+    """Smallest distance from points x (3 x N, world) to a polytope core they lie outside."""
+    local = ca.mtimes(R.T, x - ca.repmat(p, 1, x.shape[1]))
+    if core.kind == "box":
+        return ca.mmin(pr.point_box(local, core.half))
+    poly = core.poly
+    n, t = local.shape[1], poly.tri_point.shape[1]
+    xs = pr.repeat_columns(local, t)
+    inside = None
+    for side_normal, side_offset in poly.tri_sides:
+        over = pr.dot(pr.tile_columns(side_normal, n), xs) - pr.tile_columns(side_offset, n)
+        inside = over <= 0 if inside is None else ca.logic_and(inside, over <= 0)
+    height = ca.fabs(pr.dot(pr.tile_columns(poly.tri_normal, n),
+                            xs - pr.tile_columns(poly.tri_point, n)))
+    to_faces = ca.mmin(ca.if_else(inside, height, pr.BIG))
+    e = poly.edge_start.shape[1]
+    to_edges = pr.point_segment(pr.repeat_columns(local, e), pr.tile_columns(poly.edge_start, n),
+                                pr.tile_columns(poly.edge_vector, n))
+    return ca.fmin(to_faces, ca.mmin(to_edges))
+
+
+def _face_axes(core: _Core, R):
+    return ca.mtimes(R, core.poly.normals)
+
+
+def _edges(core: _Core, R, p):
+    return _transform(core.poly.edge_start, R, p), ca.mtimes(R, core.poly.edge_vector)
+
+
+def _segments_to_edges(start, vector, core: _Core, R, p, whole: bool = False):
+    """The smallest distance between segments and a polytope's edges: whole segments
+    (``whole``), or only where both closest points are inside (the other cases are a
+    vertex's, which the caller covers)."""
+    es, ev = _edges(core, R, p)
+    m, e = start.shape[1], es.shape[1]
+    distance = pr.segment_segment if whole else pr.crossing_segments
+    return ca.mmin(distance(pr.repeat_columns(start, e), pr.repeat_columns(vector, e),
+                            pr.tile_columns(es, m), pr.tile_columns(ev, m)))
+
+
+def _core_distance(a: _Core, Ta, b: _Core, Tb):
+    """Signed distance of two cores, ``_RANK[a.kind] <= _RANK[b.kind]``."""
+    Ra, pa, Rb, pb = Ta[:3, :3], Ta[:3, 3], Tb[:3, :3], Tb[:3, 3]
+    kinds = (a.kind, b.kind)
+    if a.kind == "plane":
+        if b.kind == "plane":
+            raise InputError("no signed distance between two planes (half-spaces)")
+        normal = ca.mtimes(Ra, ca.DM(a.plane[0]))
+        offset = a.plane[1] + ca.mtimes(normal.T, pa)
+        return -_support(b, Rb, pb, -normal) - offset
+    if kinds == ("point", "point"):
+        return pr.norm(pa - pb)
+    if kinds == ("point", "segment"):
+        return pr.point_segment(pa, *_segment(b, Rb, pb))
+    if kinds == ("segment", "segment"):
+        return pr.segment_segment(*_segment(a, Ra, pa), *_segment(b, Rb, pb))
+    if kinds == ("point", "box"):
+        return pr.point_box(ca.mtimes(Rb.T, pa - pb), b.half)
+    if kinds == ("point", "cylinder"):
+        return pr.point_cylinder(ca.mtimes(Rb.T, pa - pb), *b.half)
+    if b.kind == "cylinder":
+        raise InputError(
+            f"no exact signed distance between a cylinder and a {_NAMES[a.kind]}; use a "
+            "Capsule, or ConvexMesh of the cylinder's points"
+        )
+    # a point, segment or polytope against a polytope: separating axes, then features
+    if a.kind == "point":
+        gap = _axes_gap(a, Ra, pa, b, Rb, pb, _face_axes(b, Rb))
+        apart = _points_to_polytope(pa, b, Rb, pb)
+    elif a.kind == "segment":
+        start, vector = _segment(a, Ra, pa)
+        axes, usable = _cross_axes(Ra[:, 2], ca.mtimes(Rb, b.poly.directions))
+        gap = ca.fmax(_axes_gap(a, Ra, pa, b, Rb, pb, _face_axes(b, Rb)),
+                      _gap_with_mask(a, Ra, pa, b, Rb, pb, axes, usable))
+        apart = ca.fmin(_points_to_polytope(ca.horzcat(start, start + vector), b, Rb, pb),
+                        _segments_to_edges(start, vector, b, Rb, pb, whole=True))
+    else:
+        axes, usable = _cross_axes(ca.mtimes(Ra, a.poly.directions),
+                                   ca.mtimes(Rb, b.poly.directions))
+        faces = ca.horzcat(_face_axes(a, Ra), _face_axes(b, Rb))
+        gap = ca.fmax(_axes_gap(a, Ra, pa, b, Rb, pb, faces),
+                      _gap_with_mask(a, Ra, pa, b, Rb, pb, axes, usable))
+        start, vector = _edges(a, Ra, pa)
+        apart = ca.fmin(ca.fmin(_points_to_polytope(_transform(a.poly.vertices, Ra, pa),
+                                                    b, Rb, pb),
+                                _points_to_polytope(_transform(b.poly.vertices, Rb, pb),
+                                                    a, Ra, pa)),
+                        _segments_to_edges(start, vector, b, Rb, pb))
+    return ca.if_else(gap > 0, apart, gap)
+
+
+def witness_points(a, pose_a, b, pose_b):
+    """``(p_a, p_b)``: the closest points (3 x 1, the poses' frame) of the cores of two
+    spheres or capsules, or None for other shapes. The shapes' signed distance is
+    ``|p_a - p_b| - r_a - r_b``; its rate is ``n . (v(p_a) - v(p_b))``, ``n`` the unit vector
+    from ``p_b`` to ``p_a`` (closest points are stationary: the envelope theorem)."""
+    ca_, cb = _core(a), _core(b)
+    if {ca_.kind, cb.kind} - {"point", "segment"}:
+        return None
+    Ra, pa, Rb, pb = pose_a[:3, :3], pose_a[:3, 3], pose_b[:3, :3], pose_b[:3, 3]
+    if ca_.kind == "point" and cb.kind == "point":
+        return pa, pb
+    if ca_.kind == "point":
+        return pa, pr.segment_point(pa, *_segment(cb, Rb, pb))
+    if cb.kind == "point":
+        return pr.segment_point(pb, *_segment(ca_, Ra, pa)), pb
+    return pr.segment_segment_points(*_segment(ca_, Ra, pa), *_segment(cb, Rb, pb))
+
+
+_NAMES = {"point": "sphere", "segment": "capsule", "box": "box", "polytope": "convex mesh",
+          "cylinder": "cylinder", "plane": "plane"}
+
+
+def distance_expression(a, pose_a, b, pose_b):
+    """The signed distance of shapes ``a`` and ``b`` as an expression of the 4x4 poses (SX or
+    MX matrices, or numbers as DM)."""
+    ca_, cb = _core(a), _core(b)
+    if _RANK[ca_.kind] > _RANK[cb.kind]:
+        ca_, cb, pose_a, pose_b = cb, ca_, pose_b, pose_a
+    return _core_distance(ca_, pose_a, cb, pose_b) - ca_.radius - cb.radius
+
+
+@lru_cache(maxsize=512)
+def distance_function(a, b) -> ca.Function:
+    """``sd(pose_a, pose_b)`` as a CasADi Function of two 4x4 poses."""
+    Ta, Tb = ca.SX.sym("pose_a", 4, 4), ca.SX.sym("pose_b", 4, 4)
+    return ca.Function("signed_distance", [Ta, Tb], [distance_expression(a, Ta, b, Tb)],
+                       ["pose_a", "pose_b"], ["distance"])
+
+
+@lru_cache(maxsize=512)
+def distance_gradient_function(a, b) -> ca.Function:
+    """``(pose_a, pose_b) -> (sd, dsd/dpose_a, dsd/dpose_b)`` (4x4 gradients, reverse AD of
+    the pair's graph)."""
+    Ta, Tb = ca.SX.sym("pose_a", 4, 4), ca.SX.sym("pose_b", 4, 4)
+    d = distance_expression(a, Ta, b, Tb)
+    return ca.Function("signed_distance_gradient", [Ta, Tb],
+                       [d, ca.reshape(ca.gradient(d, ca.vec(Ta)), 4, 4),
+                        ca.reshape(ca.gradient(d, ca.vec(Tb)), 4, 4)])
+
+
+def signed_distance(a, pose_a, b, pose_b):
+    """Signed distance between shape ``a`` at ``pose_a`` and shape ``b`` at ``pose_b``.
+
+    ``pose_*``: 4x4 homogeneous transforms of the shapes' frames in one common frame, numbers
+    or CasADi SX/MX symbols. Returns the distance (m) when the shapes are apart and minus the
+    penetration depth (the length of the smallest translation that separates them) when they
+    overlap: a float for numeric poses, an expression of the poses' kind otherwise. Value and
+    gradient are finite for every input.
+    """
+    _shape(a, "signed_distance: a")
+    _shape(b, "signed_distance: b")
+    for shape, what in ((a, "a"), (b, "b")):
+        if isinstance(shape, Mesh):
+            raise InputError(f"signed_distance: {what} is a Mesh (visual only); use "
+                             "ConvexMesh (e.g. Mesh(...).convex())")
+    symbolic = [isinstance(x, ca.SX | ca.MX) for x in (pose_a, pose_b)]
+    if not any(symbolic):
+        f = distance_function(a, b)
+        return float(f(_pose(pose_a, "pose_a"), _pose(pose_b, "pose_b")))
+    kind = type(pose_a) if symbolic[0] else type(pose_b)
+    poses = []
+    for pose, what, sym in ((pose_a, "pose_a", symbolic[0]), (pose_b, "pose_b", symbolic[1])):
+        if sym:
+            if not isinstance(pose, kind):
+                raise InputError("signed_distance: pose_a and pose_b mix SX and MX")
+            if pose.shape != (4, 4):
+                raise InputError(f"signed_distance: {what} must be 4x4, got {pose.shape}")
+            poses.append(pose)
+        else:
+            poses.append(kind(ca.DM(_pose(pose, what))))
+    return distance_function(a, b)(*poses)

@@ -1,0 +1,308 @@
+"""A robot's geometry: what its URDF says per link, the default collision pairs, and the
+signed distances of chosen pairs as a CasADi Function of ``q``.
+
+Geometry stays on the link it was written on (``Geometry.body`` is the link's name): casdyn
+keeps links welded by fixed joints addressable as bodies, so their pose is exact without
+moving their geometry to the body they merge into. Poses come from one shared forward
+kinematics pass (:func:`casdyn.algorithms.kinematics.base_poses`), in the base frame.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+
+import casadi as ca
+import numpy as np
+
+from .. import arguments
+from ..algorithms import configuration, kinematics
+from ..errors import CasdynError, InputError, unknown_name
+from ..math.spatial import Transform
+from . import primitives as pr
+from .distance import distance_expression, distance_gradient_function, witness_points
+from .shapes import Mesh, Obstacle
+from .urdf_geometry import read_geometry
+
+
+class RobotGeometry:
+    """The geometry of one robot model, read lazily from its URDF source."""
+
+    def __init__(self, model, source: str | os.PathLike | None = None, package_dirs=(),
+                 disabled=(), extra: os.PathLike | None = None):
+        self._model = model
+        self._source = source
+        self._extra = extra
+        self._package_dirs = package_dirs
+        self.disabled = disabled_pairs(disabled)
+        self._functions: dict[tuple, ca.Function] = {}
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_functions"] = {}  # CasADi Functions are rebuilt on demand
+        state.pop("_read", None)  # read again: shapes hold CasADi data
+        return state
+
+    @cached_property
+    def _read(self) -> tuple[tuple, tuple]:
+        source = self._source
+        if source is None:
+            label = getattr(self._model.description, "source", None)
+            if label is None or label == "<string>" or not os.path.isfile(label):
+                raise CasdynError(
+                    "this robot's URDF source is not known (a model built without a URDF "
+                    "file): load it with casdyn.load_urdf to read its geometry"
+                )
+            source = label
+        collision, visual = read_geometry(source, self._package_dirs, self._extra)
+        known = set(self._model.body_names) | {self._model.base_name}
+        root = self._model.description.links[0].name if self._model.description else None
+        for item in (*collision, *visual):
+            if item.body not in known and item.body != root:
+                raise CasdynError(f"geometry {item.name!r} is on link {item.body!r}, which "
+                                  "is not a body of this model")
+        return collision, visual
+
+    @property
+    def collision(self) -> tuple:
+        return self._read[0]
+
+    @property
+    def visual(self) -> tuple:
+        return self._read[1]
+
+    @property
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        return collision_pairs(self._model, self.collision, self.disabled)
+
+    def function(self, pairs=None, obstacles=(), jacobian: bool | str = False) -> ca.Function:
+        """``(q) -> d`` (or ``(q) -> (d, J)`` with ``J = dd/dv``, nd x nv, in the tangent
+        space) for the pairs (default :attr:`pairs`), then each obstacle against every
+        collision geometry."""
+        pairs = self.pairs if pairs is None else _pair_list(pairs)
+        obstacles = _obstacle_list(obstacles)
+        if jacobian not in (False, True, "ad"):
+            raise InputError(f"jacobian must be False, True or 'ad', got {jacobian!r}")
+        # obstacles by identity: the cache entry holds them, so an id is not reused meanwhile
+        key = (pairs, tuple(id(o) for o in obstacles), jacobian)
+        if key not in self._functions:
+            self._functions[key] = (obstacles, distances_function(
+                self._model, self.collision, pairs, obstacles, jacobian))
+        return self._functions[key][1]
+
+    def distances(self, q, pairs=None, obstacles=()):
+        """Signed distances at ``q``: (nd,), or (N, nd) for a batch ``q`` (N, nq); a CasADi
+        expression for a symbolic ``q``."""
+        q = arguments.vector(q, "q", self._model.nq)
+        f = self.function(pairs, obstacles)
+        if isinstance(q, ca.SX | ca.MX):
+            return f(q)
+        if q.ndim == 2:
+            return f.map(len(q))(q.T).full().T if len(q) else np.zeros((0, f.size1_out(0)))
+        return f(q).full().ravel()
+
+
+def shipped_geometry(model, name: str, disabled=()) -> RobotGeometry:
+    """The geometry of the shipped robot ``name``: its URDF's and its ``.collision.xml``'s;
+    ``disabled``: link-name pairs left out of the default collision pairs."""
+    from ..model.shipped import _robots_dir, robot_urdf
+
+    side = _robots_dir() / f"{name}.collision.xml"
+    return RobotGeometry(model, robot_urdf(name), disabled=disabled,
+                         extra=side if side.is_file() else None)
+
+
+def disabled_pairs(pairs) -> frozenset:
+    """A set of unordered link-name pairs (e.g. an SRDF's ``disable_collisions``)."""
+    result = set()
+    for pair in pairs:
+        if isinstance(pair, str) or len(pair) != 2:
+            raise InputError(f"a disabled collision pair must be two link names, got {pair!r}")
+        result.add(frozenset(pair))
+    return frozenset(result)
+
+
+def _group(model, body: str) -> int:
+    """The moving joint a link rides on (-1: welded to the base)."""
+    index = model.body_index(body, allow_base=True) if body != _root(model) else -1
+    return -1 if index < 0 else model.bodies[index].joint
+
+
+def _root(model) -> str | None:
+    return model.description.links[0].name if model.description is not None else None
+
+
+def collision_pairs(model, geometry, disabled=frozenset()) -> tuple[tuple[str, str], ...]:
+    """Every pair of collision geometries whose links are not the same, not welded together
+    (riding on the same moving joint, or both on the base), not adjacent (their moving
+    joints are parent and child: the child's joint turns about a point of the parent) and not
+    in ``disabled`` (unordered link-name pairs)."""
+    disabled = disabled_pairs(disabled) if not isinstance(disabled, frozenset) else disabled
+    groups = {item.body: _group(model, item.body) for item in geometry}
+    parent = {j: joint.parent for j, joint in enumerate(model.joints)}
+    pairs = []
+    for i, a in enumerate(geometry):
+        for b in geometry[i + 1:]:
+            ga, gb = groups[a.body], groups[b.body]
+            if ga == gb or frozenset((a.body, b.body)) in disabled:
+                continue
+            if (gb >= 0 and parent[gb] == ga) or (ga >= 0 and parent[ga] == gb):
+                continue
+            pairs.append((a.name, b.name))
+    return tuple(pairs)
+
+
+def _pair_list(pairs) -> tuple[tuple[str, str], ...]:
+    result = []
+    for pair in pairs:
+        if isinstance(pair, str) or len(pair) != 2 or not all(isinstance(n, str) for n in pair):
+            raise InputError(f"pairs must hold (name_a, name_b) of collision geometries, got "
+                             f"{pair!r}")
+        result.append(tuple(pair))
+    return tuple(result)
+
+
+def _obstacle_list(obstacles) -> tuple[Obstacle, ...]:
+    if isinstance(obstacles, Obstacle):
+        obstacles = (obstacles,)
+    result = tuple(obstacles)
+    for item in result:
+        if not isinstance(item, Obstacle):
+            raise InputError(f"obstacles must be casdyn.geometry.Obstacle, got {item!r}")
+    return result
+
+
+def body_poses(model, q, bodies, states=None, joints=None) -> dict[str, ca.SX]:
+    """The 4x4 pose (base frame) of each named link at ``q`` (SX), from one kinematics pass."""
+    states = kinematics.joint_states(model, q) if states is None else states
+    joints = kinematics.base_poses(model, states) if joints is None else joints
+    poses = {}
+    for name in bodies:
+        # the root link is the base only on a fixed base (a floating one moves it)
+        if name == model.base_name or (name == _root(model) and not model.floating_base):
+            poses[name] = ca.SX.eye(4)
+            continue
+        joint, offset = kinematics.body_frame(model, model.body_index(name))
+        pose = offset if joint < 0 else joints[joint].then(offset)
+        poses[name] = pose.matrix() if isinstance(pose, Transform) else pose
+    return poses
+
+
+def _placed_pairs(model, geometry, pairs, obstacles, q, states=None, joints=None):
+    """``(label, shape_a, pose_a, body_a, shape_b, pose_b, body_b)`` per distance: the pairs,
+    then each obstacle (body None) against every geometry; poses 4x4 SX in the base frame."""
+    by_name = {item.name: item for item in geometry}
+    for pair in pairs:
+        for name in pair:
+            if name not in by_name:
+                raise unknown_name("collision geometry", name, by_name)
+    used = {name for pair in pairs for name in pair} | (set(by_name) if obstacles else set())
+    poses = body_poses(model, q, sorted({by_name[n].body for n in used}), states, joints)
+
+    def placed(item):
+        return ca.mtimes(poses[item.body], ca.DM(item.pose))
+
+    for name_a, name_b in pairs:
+        a, b = by_name[name_a], by_name[name_b]
+        yield f"{name_a}, {name_b}", a.shape, placed(a), a.body, b.shape, placed(b), b.body
+    for obstacle in obstacles:
+        for item in geometry:
+            yield (f"{obstacle.name}, {item.name}", obstacle.shape, ca.SX(ca.DM(obstacle.pose)),
+                   None, item.shape, placed(item), item.body)
+
+
+def distance_expressions(model, geometry, pairs, obstacles, q) -> ca.SX:
+    """The signed distances (nd x 1 SX) of ``pairs`` of named geometries, then of each
+    obstacle against every geometry, at ``q``."""
+    values = [_distance(a, pose_a, b, pose_b, label) for label, a, pose_a, _, b, pose_b, _
+              in _placed_pairs(model, geometry, pairs, obstacles, q)]
+    return ca.vertcat(*values) if values else ca.SX(0, 1)
+
+
+def _wrenches(a, pose_a, b, pose_b, label):
+    """``(d, w_a, w_b)``: the signed distance and its rate per unit base-frame twist (angular,
+    then linear velocity of the point at the base origin) of each shape, 6 x 1 each. Spheres
+    and capsules: from the closest points; other shapes: reverse AD through the pair's own
+    graph."""
+    d = _distance(a, pose_a, b, pose_b, label)
+    points = witness_points(a, pose_a, b, pose_b)
+    if points is not None:
+        p_a, p_b = points
+        n = (p_a - p_b) / pr.norm(p_a - p_b)
+        return d, ca.vertcat(ca.cross(p_a, n), n), -ca.vertcat(ca.cross(p_b, n), n)
+    d, grad_a, grad_b = distance_gradient_function(a, b)(pose_a, pose_b)
+    return d, _pose_wrench(pose_a, grad_a), _pose_wrench(pose_b, grad_b)
+
+
+def _pose_wrench(pose, grad):
+    """The rate per base-frame twist ``(w, v)`` of a function of ``pose`` (4x4) with gradient
+    ``grad``: ``dR = [w]x R``, ``dp = w x p + v`` give ``(sum_k R_k x G_k + p x g_p, g_p)``."""
+    R, p, G, g = pose[:3, :3], pose[:3, 3], grad[:3, :3], grad[:3, 3]
+    moment = ca.cross(p, g)
+    for k in range(3):
+        moment += ca.cross(R[:, k], G[:, k])
+    return ca.vertcat(moment, g)
+
+
+def witness_jacobian(model, geometry, pairs, obstacles, q) -> tuple[ca.SX, ca.SX]:
+    """``(d, J)``: the distances and ``dd/dv`` (nd x nv, tangent space) as the shapes'
+    wrenches (:func:`_wrenches`) on the columns ``(z_j, o_j x z_j)`` of the joints that move
+    one body and not the other (a common motion does not change a distance)."""
+    states = kinematics.joint_states(model, q)
+    joints = kinematics.base_poses(model, states)
+    columns: dict[int, tuple] = {}
+
+    def chain(body):
+        return set() if body is None else set(model.support(_group(model, body)))
+
+    values, rows = [], []
+    for label, a, pose_a, body_a, b, pose_b, body_b in _placed_pairs(
+            model, geometry, pairs, obstacles, q, states, joints):
+        d, w_a, w_b = _wrenches(a, pose_a, b, pose_b, label)
+        row = ca.SX(model.nv, 1)
+        chain_a, chain_b = chain(body_a), chain(body_b)
+        for w, own in ((w_a, chain_a - chain_b), (w_b, chain_b - chain_a)):
+            for j in sorted(own):
+                if j not in columns:
+                    columns[j] = states[j].type.point_columns(joints[j], ca.SX.zeros(3, 1), 1.0)
+                angular, linear = columns[j]
+                states[j].put(row, (ca.mtimes(w[:3].T, angular) + ca.mtimes(w[3:].T, linear)).T)
+        values.append(d)
+        rows.append(row.T)
+    if not values:
+        return ca.SX(0, 1), ca.SX(0, model.nv)
+    return ca.vertcat(*values), ca.vertcat(*rows)
+
+
+def _distance(a, pose_a, b, pose_b, what: str):
+    if isinstance(a, Mesh) or isinstance(b, Mesh):
+        raise InputError(f"pair ({what}): a Mesh is visual only")
+    try:
+        return distance_expression(a, ca.SX(pose_a), b, ca.SX(pose_b))
+    except InputError as exc:
+        raise InputError(f"pair ({what}): {exc}") from None
+
+
+def distances_function(model, geometry, pairs, obstacles, jacobian: bool | str = False):
+    """The Function ``collision_distances``: ``(q) -> d`` or, with ``jacobian``, ``(q) -> (d,
+    J)``, ``J = d d(q ⊕ v)/dv`` at ``v = 0`` (nd x nv, tangent space): through the closest
+    points and the joints' columns (``jacobian=True``, see :func:`witness_jacobian`), or by AD
+    of the whole graph (``jacobian="ad"``)."""
+    q = ca.SX.sym("q", model.nq)
+    if jacobian and jacobian != "ad":
+        d, J = witness_jacobian(model, geometry, pairs, obstacles, q)
+        return ca.Function("collision_distances", [q], [d, J], ["q"], ["d", "J"])
+    if model.nq == model.nv:  # every coordinate is its own tangent (no free or ball joint)
+        d = distance_expressions(model, geometry, pairs, obstacles, q)
+        outputs = [d, ca.jacobian(d, q)] if jacobian else [d]
+        return ca.Function("collision_distances", [q], outputs, ["q"], ["d", "J"][:len(outputs)])
+    if not jacobian:
+        d = distance_expressions(model, geometry, pairs, obstacles, q)
+        return ca.Function("collision_distances", [q], [d], ["q"], ["d"])
+    v = ca.SX.sym("v", model.nv)
+    moved = distance_expressions(model, geometry, pairs, obstacles,
+                                 configuration.integrate(model, q, v))
+    zero = ca.DM.zeros(model.nv)
+    d = ca.substitute(moved, v, zero)
+    J = ca.substitute(ca.jacobian(moved, v), v, zero)
+    return ca.Function("collision_distances", [q], [d, J], ["q"], ["d", "J"])
