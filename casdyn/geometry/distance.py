@@ -234,6 +234,9 @@ def _core_distance(a: _Core, Ta, b: _Core, Tb):
         return pr.segment_segment(*_segment(a, Ra, pa), *_segment(b, Rb, pb))
     if kinds == ("point", "box"):
         return pr.point_box(ca.mtimes(Rb.T, pa - pb), b.half)
+    if kinds == ("segment", "box"):
+        start, vector = _segment(a, Ra, pa)
+        return pr.segment_box(ca.mtimes(Rb.T, start - pb), ca.mtimes(Rb.T, vector), b.half)
     if kinds == ("point", "cylinder"):
         return pr.point_cylinder(ca.mtimes(Rb.T, pa - pb), *b.half)
     if b.kind == "cylinder":
