@@ -10,6 +10,13 @@ QP variables, stage by stage (HPIPM's order): ``w = [dx_0 du_0 dx_1 du_1 ... dx_
 the gaps ``A_k dx_k + B_k du_k - dx_{k+1} = -(F(x_k, u_k) ⊖ x_{k+1})`` then the linearised
 friction pyramids of the held feet's forces (the swing feet's rows unbounded);
 ``du`` within the torque limits, ``dx_0`` fixed by the measured state.
+
+With ``constraints="barrier"`` the pyramids and the torque limits move into the cost as
+relaxed logarithmic barriers (Feller & Ebenbauer 2017; as OCS2 does for legged robots): their
+Gauss-Newton terms ``B''(h) dh dh^T`` and ``B'(h) dh`` join each stage's Hessian and gradient
+and the QP keeps only the gaps (and unbounded boxes), which HPIPM solves in a few iterations
+— about half the time of the QP with the inequalities, the price being constraints that hold
+approximately (a force may leave its pyramid by a fraction of ``delta``).
 """
 
 from __future__ import annotations
@@ -27,6 +34,16 @@ from .model import ContactModel, friction_pyramid
 INF = 1e8  # HPIPM's "no bound"
 
 
+def relaxed_barrier(h, mu: float, delta: float):
+    """First and second derivatives of the relaxed log barrier of ``h >= 0``:
+    ``-mu ln h`` for ``h > delta``, continued below ``delta`` by the quadratic with the same
+    value, slope and curvature at ``delta`` (finite everywhere, convex)."""
+    inside = h > delta
+    d1 = ca.if_else(inside, -mu / h, mu * (h - 2 * delta) / delta**2)
+    d2 = ca.if_else(inside, mu / h**2, mu / delta**2 + 0 * h)
+    return d1, d2
+
+
 class RealTimeIteration:
     """One Gauss-Newton QP per call for the horizon of ``N`` knots of ``model.dt``.
 
@@ -34,11 +51,16 @@ class RealTimeIteration:
     knot selects one by its index. ``effort_limit``: ``|u| <=`` it (N m, a scalar or an
     ``nu`` vector). ``hpipm``: options passed to HPIPM (default: ``mode`` "speed",
     ``iter_max`` 20). ``compile``: build the linearisation as C (else CasADi's VM).
+    ``constraints``: "hard" (QP inequalities) or "barrier" (relaxed log barriers in the cost,
+    ``barrier = (mu, delta)`` for the pyramid rows in newtons, ``torque_barrier`` for the
+    torque limits in N m).
     """
 
     def __init__(self, model: ContactModel, cost: TrackingCost, N: int,
                  modes: Sequence[Sequence[bool]], *, effort_limit=None,
-                 hpipm: dict | None = None, compile: bool = True):
+                 hpipm: dict | None = None, compile: bool = True,
+                 constraints: str = "hard", barrier: tuple[float, float] = (1.0, 0.5),
+                 torque_barrier: tuple[float, float] = (0.1, 0.3)):
         if N < 1:
             raise InputError(f"N must be at least 1, got {N}")
         self.model, self.cost, self.N = model, cost, int(N)
@@ -46,7 +68,12 @@ class RealTimeIteration:
         if not self.modes:
             raise InputError("modes: give at least one stance mask")
         nf = len(model.feet)
+        if constraints not in ("hard", "barrier"):
+            raise InputError(f"constraints must be 'hard' or 'barrier', got {constraints!r}")
+        self.soft = constraints == "barrier"
+        self.barrier, self.torque_barrier = barrier, torque_barrier
         self.ndx, self.nu, self.ng = model.ndx, model.nu, 4 * nf
+        self.ng_qp = 0 if self.soft else self.ng
         self.stage = self.ndx + self.nu
         self.size = self.stage * self.N + self.ndx
         limit = model.robot.effort_limits[6:] if effort_limit is None else effort_limit
@@ -57,7 +84,7 @@ class RealTimeIteration:
         self.qp = ca.conic("rti_qp", "hpipm", {"h": self._h_sparsity, "a": self._a_sparsity},
                            {"N": self.N, "nx": [self.ndx] * (self.N + 1),
                             "nu": [self.nu] * self.N + [0],
-                            "ng": [self.ng] * self.N + [0], "error_on_fail": False,
+                            "ng": [self.ng_qp] * self.N + [0], "error_on_fail": False,
                             "inf": INF, "hpipm": options})
         self.X = self.U = None
 
@@ -98,6 +125,24 @@ class RealTimeIteration:
         H, g = ca.mtimes(J.T, J), ca.mtimes(J.T, r)
         return ca.Function("terminal_cost" if terminal else "stage_cost", inputs, [H, g])
 
+    def _stage_barrier(self) -> ca.Function:
+        """(c, C, D, on, u) -> (H, g): the Gauss-Newton terms of the relaxed barriers of one
+        stage's pyramid rows ``c + C dx + D du >= 0`` (rows with ``on`` 0 left out) and of
+        ``|u + du| <= effort_limit``."""
+        ng, ndx, nu = self.ng, self.ndx, self.nu
+        c, on = ca.SX.sym("c", ng), ca.SX.sym("on", ng)
+        C, D, u = ca.SX.sym("C", ng, ndx), ca.SX.sym("D", ng, nu), ca.SX.sym("u", nu)
+        d1, d2 = relaxed_barrier(c, *self.barrier)
+        J = ca.horzcat(C, D)
+        H = ca.mtimes(J.T, ca.mtimes(ca.diag(on * d2), J))
+        g = ca.mtimes(J.T, on * d1)
+        limit = self.effort_limit
+        for sign in (1.0, -1.0):  # limit - sign u >= 0
+            t1, t2 = relaxed_barrier(limit - sign * u, *self.torque_barrier)
+            g = g + ca.vertcat(ca.DM.zeros(ndx), -sign * t1)
+            H = H + ca.diagcat(ca.DM.zeros(ndx, ndx), ca.diag(t2))
+        return ca.Function("stage_barrier", [c, C, D, on, u], [H, g])
+
     def _build(self, compile: bool):
         m, N, ndx, nu, ng = self.model, self.N, self.ndx, self.nu, self.ng
         stages = [self._stage_dynamics(mask) for mask in self.modes]
@@ -115,6 +160,11 @@ class RealTimeIteration:
             d, A, B, c, C, D = dynamics.map(N)(mode, X[:, :-1], U, X[:, 1:])
         Hs, gs = self._stage_cost(False).map(N)(X[:, :-1], U, P[:, :-1])
         HN, gN = self._stage_cost(True)(X[:, -1], P[:, -1])
+        on = ca.vec(ca.kron(held, ca.DM.ones(4, 1)))  # 4 rows per foot, knot by knot
+        if self.soft:
+            Hb, gb = self._stage_barrier().map(N)(c, C, D, ca.reshape(on, ng, N), U)
+            Hs, gs = Hs + Hb, gs + gb
+            ng = 0
         s = self.stage
         blocks_h = [Hs[:, k * s : (k + 1) * s] for k in range(N)] + [HN]
         H = ca.diagcat(*blocks_h)
@@ -125,16 +175,16 @@ class RealTimeIteration:
             left, right = k * s, self.size - (k + 1) * s - ndx
             rows.append(ca.horzcat(ca.MX(ndx, left), A[:, k * ndx : (k + 1) * ndx],
                                    B[:, k * nu : (k + 1) * nu], minus_eye, ca.MX(ndx, right)))
-            rows.append(ca.horzcat(ca.MX(ng, left), C[:, k * ndx : (k + 1) * ndx],
-                                   D[:, k * nu : (k + 1) * nu],
-                                   ca.MX(ng, self.size - (k + 1) * s)))
+            if ng:
+                rows.append(ca.horzcat(ca.MX(ng, left), C[:, k * ndx : (k + 1) * ndx],
+                                       D[:, k * nu : (k + 1) * nu],
+                                       ca.MX(ng, self.size - (k + 1) * s)))
         a = ca.vertcat(*rows)
-        on = ca.vec(ca.kron(held, ca.DM.ones(4, 1)))  # 4 rows per foot, knot by knot
         lower_rows = -on * ca.vec(c) - (1 - on) * INF  # (on is 0 or 1; INF is finite)
         lba = ca.vertcat(*[ca.vertcat(-d[:, k], lower_rows[k * ng : (k + 1) * ng])
                            for k in range(N)])
         uba = ca.vertcat(*[ca.vertcat(-d[:, k], INF * ca.DM.ones(ng)) for k in range(N)])
-        limit = np.tile(self.effort_limit, N)
+        limit = np.tile(np.full(nu, INF) if self.soft else self.effort_limit, N)
         du_lower, du_upper = -limit - ca.vec(U), limit - ca.vec(U)
         dx0 = m.difference_state(X[:, 0], x0)
         free = INF * ca.DM.ones(ndx)
