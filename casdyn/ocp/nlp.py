@@ -171,7 +171,8 @@ class ContactOCP:
     # -- solving --------------------------------------------------------------------------
     def solver(self, name: str = "ipopt", *, jit: bool = False, options: dict | None = None):
         """A ``casadi.nlpsol`` of the NLP: ``name`` "ipopt" or "fatrop" (with
-        ``structure_detection`` "auto"), its functions expanded to SX.
+        ``structure_detection`` "auto"), its functions expanded to SX; both to a tolerance
+        of 1e-6 (fatrop's barrier starting at ``mu_init`` 1e-2).
 
         ``jit`` compiles them to C with CasADi's JIT (gcc through the "shell" compiler)
         instead of evaluating them in CasADi's VM: faster iterations, but the exact
@@ -184,9 +185,9 @@ class ContactOCP:
                          "jit_options": {"flags": ["-O1", "-march=native"], "verbose": False}})
         if name == "fatrop":
             opts.update({"structure_detection": "auto",
-                         "fatrop": {"print_level": 0, "mu_init": 1e-1}})
+                         "fatrop": {"print_level": 0, "mu_init": 1e-2, "tol": 1e-6}})
         elif name == "ipopt":
-            opts["ipopt"] = {"print_level": 0, "sb": "yes"}
+            opts["ipopt"] = {"print_level": 0, "sb": "yes", "tol": 1e-6}
         for key, value in (options or {}).items():
             if isinstance(value, dict) and isinstance(opts.get(key), dict):
                 opts[key] = {**opts[key], **value}
