@@ -10,7 +10,11 @@ its friction pyramid and the torques within the motors' 2.7 N m. The gait is a t
 forward at ``SPEED``. MuJoCo (its own soft contacts, 1 ms steps) applies the first
 interval's torques plus a joint PD towards the planned motion, clipped to the motor limit.
 
+The first run compiles the horizon's linearisation (gcc, one to two minutes; cached on disk
+for the next runs).
+
 Run:  python examples/quadruped_mpc.py [--quick] [--json] [--save FILE.npz] [--plot-dir DIR]
+      [--constraints barrier|hard] [--interpreted]
 """
 
 from __future__ import annotations
@@ -125,13 +129,14 @@ def measured_state(data) -> np.ndarray:
 class TrotController:
     """The RTI, its references and the schedule for the horizon starting at time t."""
 
-    def __init__(self, robot, constraints: str = "barrier"):
+    def __init__(self, robot, constraints: str = "barrier", compile: bool = True):
         self.model = ContactModel(robot, FEET, dt=KNOT, damping=DAMPING, mu=MU_MODEL)
         self.cost = TrackingCost(
             q_weight=np.r_[[1.0, 5.0, 20.0], [20.0, 20.0, 10.0], np.full(12, 2.0)],
             v_weight=np.r_[[1.0, 1.0, 1.0], [5.0, 5.0, 2.0], np.full(12, 0.05)],
             u_weight=np.full(12, 0.1), foot_weight=50.0, terminal=3.0)
         self.rti = RealTimeIteration(self.model, self.cost, N, MODES, constraints=constraints,
+                                     compile=compile,
                                      hpipm={"mode": "speed_abs", "iter_max": HPIPM_ITERATIONS})
         self.q0 = standing(robot)
         self.u0 = self.model.standing_torques(self.q0)
@@ -166,9 +171,9 @@ class TrotController:
         return self.rti.iterate(x, P, modes, held)
 
 
-def run(duration: float, constraints: str = "barrier"):
+def run(duration: float, constraints: str = "barrier", compile: bool = True):
     robot = casdyn.load_robot("solo12", floating_base=True)
-    controller = TrotController(robot, constraints)
+    controller = TrotController(robot, constraints, compile)
     model, data = build_plant(robot, controller.q0)
     import mujoco
 
@@ -269,11 +274,15 @@ def main(argv=None):
     parser.add_argument("--json", action="store_true", help="last line: the summary as JSON")
     parser.add_argument("--save", help="save t, q, v, tau, forces, contacts to this .npz")
     parser.add_argument("--plot-dir", help="save quadruped_mpc.png here")
+    parser.add_argument("--interpreted", action="store_true",
+                        help="evaluate the linearisation in CasADi's VM (no C compiler; "
+                             "several times slower: not real time)")
     parser.add_argument("--constraints", choices=("barrier", "hard"), default="barrier",
                         help="pyramids and torque limits as relaxed barriers in the cost "
                              "(default) or as the QP's inequalities")
     arguments = parser.parse_args(argv)
-    log = run(QUICK_DURATION if arguments.quick else DURATION, arguments.constraints)
+    log = run(QUICK_DURATION if arguments.quick else DURATION, arguments.constraints,
+              not arguments.interpreted)
     result = summary(log, arguments.constraints)
     if arguments.save:
         np.savez(arguments.save, t=log["t"], q=log["q"], v=log["v"], tau=log["tau"],
