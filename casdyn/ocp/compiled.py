@@ -20,7 +20,7 @@ from pathlib import Path
 
 import casadi as ca
 
-from ..errors import CasdynError
+from casdyn.errors import CasdynError
 
 DEFAULT_FLAGS = ("-O2", "-march=native", "-fPIC", "-shared")
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
-from ..errors import InputError
+from casdyn.errors import InputError
 
 
 @dataclass(frozen=True)

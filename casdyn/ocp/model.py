@@ -24,8 +24,8 @@ from collections.abc import Sequence
 import casadi as ca
 import numpy as np
 
-from ..contacts import Contact
-from ..errors import InputError
+from casdyn import Contact
+from casdyn.errors import InputError
 
 
 def friction_pyramid(force, mu: float):

@@ -25,7 +25,8 @@ from collections.abc import Sequence
 import casadi as ca
 import numpy as np
 
-from ..errors import InputError
+from casdyn.errors import InputError
+
 from .cost import TrackingCost
 from .model import ContactModel, friction_cone, friction_pyramid
 
