@@ -220,6 +220,8 @@ def summary(log, constraints: str = "barrier") -> dict:
     min_height = float(q[:, 2].min())
     return {"plant": "mujoco", "period_ms": PERIOD * 1e3, "solves": len(wall_ms),
             "within_period": int(np.sum(wall_ms < PERIOD * 1e3)),
+            # the same by the process's CPU time: what a busy shared machine does not inflate
+            "within_period_cpu": int(np.sum(1e3 * log["cpu"] < PERIOD * 1e3)),
             "median_ms": float(np.median(wall_ms)), "p95_ms": float(np.percentile(wall_ms, 95)),
             "max_ms": float(wall_ms.max()),
             "cpu_median_ms": float(np.median(1e3 * log["cpu"])),
