@@ -148,7 +148,9 @@ class CrocoddylTrot:
         N = held.shape[1]
         running = [self.action(P[:, k], held[:, k]) for k in range(N)]
         terminal = self.action(P[:, N], held[:, N - 1], terminal=True)
-        return self.croc.ShootingProblem(to_pin_x(x0), running, terminal)
+        problem = self.croc.ShootingProblem(to_pin_x(x0), running, terminal)
+        problem.nthreads = 1  # one core, as casdyn's solves
+        return problem
 
 
 # -- measures shared by both -----------------------------------------------------------------
