@@ -233,3 +233,13 @@ def test_real_time_iterations_converge_to_the_nlp_optimum(robot):
     X, W = ocp.split(solution["x"].full().ravel())
     assert np.allclose(rti.X, X, atol=1e-6)
     assert np.allclose(rti.U, W, atol=1e-5)
+
+
+def test_trot_step_example_quick_converges_with_fatrop():
+    result = subprocess.run([sys.executable, str(EXAMPLES / "quadruped_trot_ocp.py"), "--quick",
+                             "--solver", "fatrop", "--json"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    (run,) = json.loads(result.stdout.strip().splitlines()[-1])
+    assert run["success"] and run["violation"] < 1e-6
+    assert run["distance_m"] > 0.02  # the base moved forward over the step
