@@ -15,8 +15,8 @@ With ``constraints="barrier"`` the pyramids and the torque limits move into the 
 relaxed logarithmic barriers (Feller & Ebenbauer 2017; as OCS2 does for legged robots): their
 Gauss-Newton terms ``B''(h) dh dh^T`` and ``B'(h) dh`` join each stage's Hessian and gradient
 and the QP keeps only the gaps (and unbounded boxes), which HPIPM solves in a few iterations
-— about half the time of the QP with the inequalities, the price being constraints that hold
-approximately (a force may leave its pyramid by a fraction of ``delta``).
+— about half the time of the QP with the inequalities; the price: the barrier penalises a
+violation rather than forbidding it, and keeps the optimum a little inside the constraints.
 """
 
 from __future__ import annotations
