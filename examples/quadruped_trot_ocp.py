@@ -20,14 +20,11 @@ import json
 import time
 
 import numpy as np
+from quadruped_mpc import FEET, STANDING_LEGS  # the feet and the standing pose, in one place
 
 import casdyn
 from casdyn.ocp import ContactModel, ContactOCP, TrackingCost
 
-FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
-# The standing pose ([HAA, HFE, KFE] per leg); robot.named_configurations["standing"] once
-# the shipped model has one.
-STANDING_LEGS = [0.0, 0.8, -1.6] * 2 + [0.0, -0.8, 1.6] * 2
 DT, SPEED, SWING_HEIGHT, MU = 0.02, 0.3, 0.05, 0.7
 PHASES = (((1, 1, 1, 1), 5), ((1, 0, 0, 1), 10), ((0, 1, 1, 0), 10), ((1, 1, 1, 1), 5))
 QUICK_PHASES = (((1, 1, 1, 1), 2), ((1, 0, 0, 1), 4), ((0, 1, 1, 0), 4), ((1, 1, 1, 1), 2))
