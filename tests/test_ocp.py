@@ -67,6 +67,40 @@ def test_inverse_dynamics_residual_vanishes_at_contact_dynamics(robot, model, he
     assert np.abs(changed).max() > 1e-3
 
 
+def talos():
+    from importlib.metadata import distribution
+
+    root = Path(distribution("example-robot-data").locate_file(
+        "cmeel.prefix/share/example-robot-data/robots"))
+    return casdyn.load_urdf((root / "talos_data/robots/talos_reduced.urdf").read_text(),
+                            floating_base=True)
+
+
+def test_six_d_feet_residuals_vanish_at_contact_dynamics():
+    robot = talos()
+    feet = ("left_sole_link", "right_sole_link")
+    model = ContactModel(robot, feet, dt=0.02, damping=5.0, contact="6d")
+    rng = np.random.default_rng(9)
+    q = robot.integrate(robot.home_configuration(), 0.05 * rng.standard_normal(robot.nv))
+    v = 0.2 * rng.standard_normal(robot.nv)
+    u = rng.uniform(-5, 5, model.nu)
+    qdd, f = robot.contact_dynamics(q, v, np.r_[np.zeros(6), u],
+                                    [Contact(foot, "6d") for foot in feet], damping=5.0)
+    forces = np.asarray(f).T  # 6 x 2, [n; f] per foot
+    residual = np.asarray(ca.DM(model.inverse_dynamics_residual(q, v, qdd, u, forces)))
+    assert np.abs(residual).max() < 1e-9 * np.abs(robot.inverse_dynamics(q, v, qdd)).max()
+    acceleration = np.asarray(ca.DM(model.foot_acceleration(q, v, qdd, (1, 1))))
+    assert acceleration.shape == (6, 2)
+    assert np.abs(acceleration).max() < 1e-9 * max(1.0, np.abs(qdd).max())
+    _, step_forces = model.step((1, 1))(np.r_[q, v], u)
+    assert np.allclose(np.asarray(step_forces), forces, rtol=1e-10, atol=1e-9)
+    # the centre of pressure rows: a wrench whose moment puts it outside the sole fails
+    wrench = ca.DM([0.0, 0.0, 0.0, 0.0, 0.0, 100.0])
+    assert np.all(np.asarray(model.contact_rows(wrench)) >= 0)
+    wrench[1] = 100.0 * (model.sole[0] + 0.01)  # n_y: the CoP beyond the sole's length
+    assert np.any(np.asarray(model.contact_rows(wrench)) < 0)
+
+
 def test_step_is_semi_implicit_euler_of_contact_dynamics(robot, model):
     x = disturbed_state(robot, 3)
     q, v = x[: robot.nq], x[robot.nq :]

@@ -14,7 +14,9 @@ Two ways to write the dynamics at a knot with the feet in ``stance`` held:
   ``M a + h - S^T u - J_c^T f = 0`` and ``J_c a + Jdot_c v + damping J_c v = 0`` —
   :meth:`ContactModel.inverse_dynamics_residual` and :meth:`ContactModel.foot_acceleration`.
 
-Forces are the feet's point forces on the robot, world axes (the ground's normal is +z).
+Forces are the feet's point forces on the robot, world axes (the ground's normal is +z); with
+``contact="6d"`` (flat feet such as a humanoid's soles) each foot's is the wrench ``[n; f]``
+about its origin, world axes, and its rows add the centre of pressure inside the sole.
 """
 
 from __future__ import annotations
@@ -49,11 +51,14 @@ class ContactModel:
     ``feet`` (body names, point contacts at each body's origin) can hold the ground.
 
     ``dt`` is the knot interval (s), ``damping`` (1/s) the held feet's velocity feedback in
-    the contact constraint (Baumgarte), ``mu`` the friction coefficient.
+    the contact constraint (Baumgarte), ``mu`` the friction coefficient. ``contact``: "point"
+    (a force per foot) or "6d" (a wrench per foot: the foot held flat), then ``sole`` is the
+    half length and half width (m, along the foot frame's x and y, centred on its origin) that
+    the centre of pressure must stay within (the soles lying flat on the ground).
     """
 
     def __init__(self, robot, feet: Sequence[str], *, dt: float, damping: float = 0.0,
-                 mu: float = 0.7):
+                 mu: float = 0.7, contact: str = "point", sole: tuple[float, float] = (0.1, 0.05)):
         if not getattr(robot, "floating_base", False):
             raise InputError("ContactModel needs a floating-base robot: "
                              "load it with floating_base=True")
@@ -63,6 +68,11 @@ class ContactModel:
                              f"{', '.join(robot.body_names)}")
         if not dt > 0:
             raise InputError(f"dt must be positive, got {dt!r}")
+        if contact not in ("point", "6d"):
+            raise InputError(f"contact must be 'point' or '6d', got {contact!r}")
+        self.contact, self.sole = contact, (float(sole[0]), float(sole[1]))
+        self.force_size = 3 if contact == "point" else 6
+        self.rows_per_foot = 4 if contact == "point" else 8
         self.robot, self.feet = robot, tuple(feet)
         self.dt, self.damping, self.mu = float(dt), float(damping), float(mu)
         self.nq, self.nv = robot.nq, robot.nv
@@ -109,14 +119,15 @@ class ContactModel:
     # -- forward contact dynamics -------------------------------------------------------
     def step(self, stance) -> ca.Function:
         """``step(x, u) -> (x_next, forces)``: one semi-implicit Euler step of ``dt`` with the
-        ``stance`` feet held; ``forces`` is ``3 x n_feet`` (world axes, zero for the swing
-        feet) at the step's start."""
+        ``stance`` feet held; ``forces`` is ``force_size x n_feet`` (world axes, zero for the
+        swing feet) at the step's start."""
         mask = self.stance_mask(stance)
         if mask not in self._steps:
             x, u = ca.SX.sym("x", self.nx), ca.SX.sym("u", self.nu)
             q, v = x[: self.nq], x[self.nq :]
-            held = [Contact(foot) for foot, h in zip(self.feet, mask, strict=True) if h]
-            forces = ca.SX.zeros(3, len(self.feet))
+            held = [Contact(foot, self.contact) for foot, h in zip(self.feet, mask, strict=True)
+                    if h]
+            forces = ca.SX.zeros(self.force_size, len(self.feet))
             if held:
                 dynamics = self.robot.function("contact_dynamics", contacts=held, fext=False)
                 qdd, f = dynamics(q, v, self.torque(u), self.damping)
@@ -135,26 +146,47 @@ class ContactModel:
     # -- inverse dynamics with force variables --------------------------------------------
     def inverse_dynamics_residual(self, q, v, a, u, forces):
         """``M a + h - S^T u - sum_i J_i^T f_i`` (``nv``): zero where ``a`` and the feet's
-        ``forces`` (``3 x n_feet``, world axes) are consistent with the torques ``u``."""
+        ``forces`` (``force_size x n_feet``, world axes) are consistent with the torques
+        ``u``."""
         fext = 0
         for k, foot in enumerate(self.feet):
             p = self.robot.get_transform(q, foot)[:3, 3]
-            f = forces[:, k]
-            # a point force at p: base-frame spatial force [p x f; f] (the SPEC's fext rows)
-            fext = fext + self.robot.external_force(foot, ca.vertcat(ca.cross(p, f), f).T)
+            if self.contact == "point":
+                n, f = 0, forces[:, k]
+            else:
+                n, f = forces[:3, k], forces[3:, k]
+            # a wrench [n; f] about p: the base-frame spatial force [n + p x f; f] (the SPEC's
+            # fext rows)
+            fext = fext + self.robot.external_force(foot, ca.vertcat(n + ca.cross(p, f), f).T)
         return self.robot.inverse_dynamics(q, v, a, fext) - self.torque(u)
 
     def foot_acceleration(self, q, v, a, stance):
-        """The held feet's ``J a + Jdot v + damping J v`` (``3 x n_held``, world axes): zero
-        is the contact constraint of :meth:`step`."""
+        """The held feet's ``J a + Jdot v + damping J v`` (``3 x n_held``, world axes; all six
+        rows ``[w; v]`` with ``contact="6d"``): zero is the contact constraint of
+        :meth:`step`."""
         mask = self.stance_mask(stance)
+        first = 3 if self.contact == "point" else 0
         rows = []
         for foot, h in zip(self.feet, mask, strict=True):
             if h:
-                acc = self.robot.frame_acceleration(q, v, a, foot)[3:]
-                vel = self.robot.frame_velocity(q, v, foot)[3:]
+                acc = self.robot.frame_acceleration(q, v, a, foot)[first:]
+                vel = self.robot.frame_velocity(q, v, foot)[first:]
                 rows.append(acc + self.damping * vel)
-        return ca.horzcat(*rows) if rows else ca.SX(3, 0)
+        return ca.horzcat(*rows) if rows else ca.SX(6 - first, 0)
+
+    def contact_rows(self, force, cone: str = "pyramid"):
+        """One held foot's rows ``>= 0``: its force in the friction pyramid (or the exact
+        ``cone``); with ``contact="6d"`` (``force = [n; f]``, world axes, the sole flat) also
+        the centre of pressure within the sole, ``|n_x| <= w fz`` and ``|n_y| <= l fz``
+        (``rows_per_foot`` rows, or two fewer with the exact cone)."""
+        f = force if self.contact == "point" else force[3:]
+        rows = friction_pyramid(f, self.mu) if cone == "pyramid" else friction_cone(f, self.mu)
+        if self.contact == "6d":
+            length, width = self.sole
+            n = force[:3]
+            rows = ca.vertcat(rows, width * f[2] - n[0], width * f[2] + n[0],
+                              length * f[2] - n[1], length * f[2] + n[1])
+        return rows
 
     # -- a standing guess -------------------------------------------------------------------
     def standing_torques(self, q) -> np.ndarray:
@@ -167,3 +199,9 @@ class ContactModel:
         for foot in self.feet:
             g = g - np.asarray(self.robot.geometric_jacobian(q, foot))[3:].T @ f
         return g[6:]
+
+    def standing_forces(self) -> np.ndarray:
+        """The weight shared by all feet, ``force_size x n_feet`` (world axes)."""
+        forces = np.zeros((self.force_size, len(self.feet)))
+        forces[-1] = self.robot.mass * -self.robot.gravity[2] / len(self.feet)
+        return forces

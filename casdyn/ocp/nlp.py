@@ -28,7 +28,7 @@ import numpy as np
 from casdyn.errors import InputError
 
 from .cost import TrackingCost
-from .model import ContactModel, friction_cone, friction_pyramid
+from .model import ContactModel
 
 
 class ContactOCP:
@@ -54,7 +54,8 @@ class ContactOCP:
         if self.N < 1:
             raise InputError("stance: give at least one interval")
         nf = len(model.feet)
-        self.nw = model.nu if dynamics == "forward" else model.nu + model.nv + 3 * nf
+        self.nw = (model.nu if dynamics == "forward"
+                   else model.nu + model.nv + model.force_size * nf)
         robot = model.robot
         self.effort_limit = _vector(robot.effort_limits[6:] if effort_limit is None
                                     else effort_limit, model.nu, "effort_limit")
@@ -83,23 +84,19 @@ class ContactOCP:
         return np.concatenate([np.r_[X[:, k], W[:, k]] for k in range(self.N)] + [X[:, -1]])
 
     def forces(self, X, W) -> np.ndarray:
-        """The feet's forces of each interval, ``(N, 3, n_feet)`` (world axes)."""
+        """The feet's forces of each interval, ``(N, force_size, n_feet)`` (world axes)."""
         m, nf = self.model, len(self.model.feet)
-        out = np.zeros((self.N, 3, nf))
+        out = np.zeros((self.N, m.force_size, nf))
         for k in range(self.N):
             if self.dynamics == "inverse":
-                out[k] = W[m.nu + m.nv :, k].reshape(nf, 3).T
+                out[k] = W[m.nu + m.nv :, k].reshape(nf, m.force_size).T
             else:
                 out[k] = np.asarray(m.step(self.stance[k])(X[:, k], W[:, k])[1])
         return out
 
     # -- building -------------------------------------------------------------------------
     def _cone_rows(self, f, held):
-        rows = []
-        for k, h in enumerate(held):
-            if h:
-                rows.append(friction_pyramid(f[:, k], self.model.mu) if self.cone == "pyramid"
-                            else friction_cone(f[:, k], self.model.mu))
+        rows = [self.model.contact_rows(f[:, k], self.cone) for k, h in enumerate(held) if h]
         return ca.vertcat(*rows) if rows else ca.SX(0, 1)
 
     def _stage(self, held) -> ca.Function:
@@ -114,7 +111,7 @@ class ContactOCP:
             equal = ca.SX(0, 1)
         else:
             a = w[m.nu : m.nu + m.nv]
-            f = ca.reshape(w[m.nu + m.nv :], 3, nf)
+            f = ca.reshape(w[m.nu + m.nv :], m.force_size, nf)
             v_next = v + m.dt * a
             x_next = ca.vertcat(m.robot.integrate(q, m.dt * v_next), v_next)
             swing = [f[:, k] for k, h in enumerate(held) if not h]
@@ -199,7 +196,8 @@ class ContactOCP:
     def guess(self, x_init, u_guess, forces=None) -> np.ndarray:
         """A first guess: ``x_init`` held over the horizon (its quaternion, never zero), the
         torques ``u_guess`` and, for ``dynamics="inverse"``, zero accelerations and the
-        ``forces`` (``3 x n_feet``, default: the weight shared by the held feet)."""
+        ``forces`` (``force_size x n_feet``, default: the weight shared by the held
+        feet)."""
         m = self.model
         x_init = np.asarray(x_init, dtype=float)
         if np.linalg.norm(x_init[3:7]) < 1e-6:
@@ -210,11 +208,11 @@ class ContactOCP:
         if self.dynamics == "inverse":
             weight = m.robot.mass * -m.robot.gravity[2]
             for k, held in enumerate(self.stance):
-                f = np.zeros((3, len(m.feet)))
+                f = np.zeros((m.force_size, len(m.feet)))
                 if forces is not None:
                     f = np.asarray(forces, dtype=float) * np.array(held)[None, :]
                 elif any(held):
-                    f[2] = weight / sum(held) * np.array(held, dtype=float)
+                    f[-1] = weight / sum(held) * np.array(held, dtype=float)
                 W[m.nu + m.nv :, k] = f.T.ravel()
         return self.join(X, W)
 

@@ -30,7 +30,7 @@ from casdyn.errors import InputError
 
 from .compiled import compiled
 from .cost import TrackingCost
-from .model import ContactModel, friction_pyramid
+from .model import ContactModel
 
 INF = 1e8  # HPIPM's "no bound"
 
@@ -73,7 +73,7 @@ class RealTimeIteration:
             raise InputError(f"constraints must be 'hard' or 'barrier', got {constraints!r}")
         self.soft = constraints == "barrier"
         self.barrier, self.torque_barrier = barrier, torque_barrier
-        self.ndx, self.nu, self.ng = model.ndx, model.nu, 4 * nf
+        self.ndx, self.nu, self.ng = model.ndx, model.nu, model.rows_per_foot * nf
         self.ng_qp = 0 if self.soft else self.ng
         self.stage = self.ndx + self.nu
         self.size = self.stage * self.N + self.ndx
@@ -97,7 +97,7 @@ class RealTimeIteration:
         dx, du = ca.SX.sym("dx", m.ndx), ca.SX.sym("du", m.nu)
         x_plus, forces = m.step(mask)(m.integrate_state(x, dx), u + du)
         defect = m.difference_state(x_next, x_plus)
-        rows = ca.vertcat(*[friction_pyramid(forces[:, k], m.mu) for k in range(len(m.feet))])
+        rows = ca.vertcat(*[m.contact_rows(forces[:, k]) for k in range(len(m.feet))])
         w = ca.vertcat(dx, du)
         jac = ca.jacobian(ca.vertcat(defect, rows), w)  # one sweep for both
         at = ca.Function("at", [x, u, x_next, w], [defect, rows, jac])
@@ -161,7 +161,8 @@ class RealTimeIteration:
             d, A, B, c, C, D = dynamics.map(N)(mode, X[:, :-1], U, X[:, 1:])
         Hs, gs = self._stage_cost(False).map(N)(X[:, :-1], U, P[:, :-1])
         HN, gN = self._stage_cost(True)(X[:, -1], P[:, -1])
-        on = ca.vec(ca.kron(held, ca.DM.ones(4, 1)))  # 4 rows per foot, knot by knot
+        # each foot's rows, knot by knot
+        on = ca.vec(ca.kron(held, ca.DM.ones(m.rows_per_foot, 1)))
         if self.soft:
             Hb, gb = self._stage_barrier().map(N)(c, C, D, ca.reshape(on, ng, N), U)
             Hs, gs = Hs + Hb, gs + gb
