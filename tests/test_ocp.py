@@ -277,3 +277,16 @@ def test_trot_step_example_quick_converges_with_fatrop():
     (run,) = json.loads(result.stdout.strip().splitlines()[-1])
     assert run["success"] and run["violation"] < 1e-6
     assert run["distance_m"] > 0.02  # the base moved forward over the step
+
+
+def test_humanoid_balance_quick_recovers_and_matches_contact_dynamics():
+    result = subprocess.run([sys.executable, str(EXAMPLES / "humanoid_balance.py"), "--quick",
+                             "--solver", "fatrop", "--json"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    (run,) = json.loads(result.stdout.strip().splitlines()[-1])
+    assert run["success"]
+    # casdyn's contact dynamics, driven by the optimal torques, follows the plan
+    assert run["rollout_deviation"] < 1e-5
+    assert run["final_base_speed"] < 0.2 / 5  # the push (0.2 m/s) is absorbed
+    assert run["max_cop_x_m"] <= 0.1 + 1e-6 and run["peak_torque_ratio"] <= 1 + 1e-6
