@@ -79,8 +79,11 @@ def vector(value, name: str, size: int):
     """A length-``size`` vector: a 1-D float array, or an ``size x 1`` CasADi column.
 
     A 2-D array of shape ``(N, size)`` is a batch of N vectors and is returned as such; an
-    ``(size, 1)`` column (``size > 1``) is one vector.
+    ``(size, 1)`` column (``size > 1``) is one vector. A ``casadi.DM`` row or column is one
+    vector (CasADi has no 1-D arrays): batches are NumPy arrays or nested lists.
     """
+    if isinstance(value, ca.DM) and min(value.shape) == 1:
+        value = value.full().ravel()
     if isinstance(value, SYMBOLIC):
         if value.numel() != size or min(value.shape) > 1:
             raise InputError(

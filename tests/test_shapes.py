@@ -127,3 +127,18 @@ def test_a_batch_of_random_configurations_keeps_to_the_limits():
     assert arm.random_configuration(2, n=0).shape == (0, arm.nq)
     with pytest.raises(casdyn.InputError, match="count"):
         arm.random_configuration(3, n=-1)
+
+
+def test_a_casadi_row_or_column_is_one_vector_not_a_batch():
+    """``casadi.DM`` is always 2-D: a row or a column is one vector (batches are NumPy
+    arrays), for wrenches without ``q`` as for configurations."""
+    import casadi as ca
+
+    robot = casdyn.load_robot("solo12", floating_base=True)
+    wrench = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    expected = robot.external_force("FL_FOOT", np.array(wrench))
+    for value in (ca.DM(wrench).T, ca.DM(wrench)):
+        assert_close(robot.external_force("FL_FOOT", value), expected)
+    q = robot.home_configuration()
+    assert robot.inverse_dynamics(ca.DM(q).T).shape == (robot.nv,)
+    assert robot.external_force("FL_FOOT", np.array([wrench])).shape == (1, robot.n_bodies, 6)

@@ -1,0 +1,74 @@
+"""Compile a ``casadi.Function`` to C and load it back, cached on disk by its source.
+
+The OCP's functions (a whole horizon's linearisation, an NLP's callbacks) are large SX/MX
+graphs; CasADi's virtual machine evaluates them several times slower than the same graph as
+C. ``compiled(f)`` generates C with ``casadi.CodeGenerator``, builds a shared library with
+the system C compiler and returns the loaded ``casadi.external`` Function (same inputs and
+outputs, derivatives included when ``with_derivatives`` asks for them). The library is named by
+a hash of the C source, the flags and the compiler, so the next process loads it without
+compiling.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import casadi as ca
+
+from casdyn.errors import CasdynError
+
+DEFAULT_FLAGS = ("-O2", "-march=native", "-fPIC", "-shared")
+
+
+def cache_directory() -> Path:
+    """``$CASDYN_CACHE/ocp``, else ``$XDG_CACHE_HOME/casdyn/ocp``, else
+    ``~/.cache/casdyn/ocp``."""
+    if os.environ.get("CASDYN_CACHE"):
+        return Path(os.environ["CASDYN_CACHE"]) / "ocp"
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "casdyn" / "ocp"
+
+
+def compiled(function: ca.Function, *, flags: tuple[str, ...] = DEFAULT_FLAGS,
+             with_derivatives: bool = False, directory: str | os.PathLike | None = None,
+             compiler: str | None = None) -> ca.Function:
+    """``function`` as compiled C (a ``casadi.external`` of the same signature).
+
+    ``with_derivatives`` also generates the forward/reverse derivatives and the Jacobian
+    (what ``nlpsol`` asks of its callbacks). Needs a C compiler (``$CC``, else ``cc``) the
+    first time; raises :class:`casdyn.CasdynError` naming the compiler's message when the
+    build fails.
+    """
+    compiler = compiler or os.environ.get("CC") or "cc"
+    if shutil.which(compiler) is None:
+        raise CasdynError(f"compiling {function.name()!r} needs a C compiler: {compiler!r} "
+                          "was not found (set $CC)")
+    name = function.name()
+    options = {"with_header": False}
+    if with_derivatives:
+        options["with_export"] = True
+    generator = ca.CodeGenerator(f"{name}.c", options)
+    generator.add(function, with_derivatives)
+    if with_derivatives:
+        generator.add(function.jacobian())
+    source = generator.dump()
+    key = hashlib.sha256("\0".join([source, compiler, *flags]).encode()).hexdigest()[:16]
+    folder = Path(directory) if directory is not None else cache_directory()
+    library = folder / f"lib{name}_{key}.so"
+    if not library.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=folder) as scratch:
+            c_file = Path(scratch) / f"{name}.c"
+            c_file.write_text(source)
+            built = Path(scratch) / library.name
+            run = subprocess.run([compiler, *flags, str(c_file), "-o", str(built), "-lm"],
+                                 capture_output=True, text=True)
+            if run.returncode != 0:
+                raise CasdynError(f"compiling {name!r} failed: {run.stderr.strip()[-2000:]}")
+            os.replace(built, library)  # atomic: another process never loads half a file
+    return ca.external(name, str(library))

@@ -1,0 +1,207 @@
+"""Stage functions of a floating-base robot in contact, from casdyn's public Functions.
+
+State ``x = [q; v]`` (``nq + nv``), its tangent ``dx = [dq; dv]`` (``2 nv``): ``q`` moves on
+the configuration manifold by ``robot.integrate`` and deviations are measured by
+``robot.difference`` (base twist in the base frame, angular first, as the SPEC's free joint).
+The motors drive the joints only: ``tau = S^T u = [0_6; u]``, ``u`` of size ``nu = nv - 6``.
+
+Two ways to write the dynamics at a knot with the feet in ``stance`` held:
+
+* forward contact dynamics: ``(qdd, f) = contact_dynamics(q, v, S^T u)`` (the feet's
+  accelerations held at ``-damping J v``), stepped by semi-implicit Euler
+  (``v+ = v + dt qdd``, ``q+ = q ⊕ dt v+``) — :meth:`ContactModel.step`;
+* inverse dynamics with the forces as variables:
+  ``M a + h - S^T u - J_c^T f = 0`` and ``J_c a + Jdot_c v + damping J_c v = 0`` —
+  :meth:`ContactModel.inverse_dynamics_residual` and :meth:`ContactModel.foot_acceleration`.
+
+Forces are the feet's point forces on the robot, world axes (the ground's normal is +z); with
+``contact="6d"`` (flat feet such as a humanoid's soles) each foot's is the wrench ``[n; f]``
+about its origin, world axes, and its rows add the centre of pressure inside the sole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import casadi as ca
+import numpy as np
+
+from casdyn import Contact
+from casdyn.errors import InputError
+
+
+def friction_pyramid(force, mu: float):
+    """The four rows ``[mu fz - fx, mu fz + fx, mu fz - fy, mu fz + fy]`` (each ``>= 0``
+    inside the linearised cone; together they imply ``fz >= 0``) of a force ``[fx, fy, fz]``
+    (world axes, +z the ground's normal)."""
+    fx, fy, fz = force[0], force[1], force[2]
+    return ca.vertcat(mu * fz - fx, mu * fz + fx, mu * fz - fy, mu * fz + fy)
+
+
+def friction_cone(force, mu: float):
+    """The exact (second-order) cone as two rows ``>= 0``: ``fz`` and
+    ``mu^2 fz^2 - fx^2 - fy^2`` (smooth, unlike ``mu fz - |f_t|``; both rows non-negative
+    is ``|f_t| <= mu fz``)."""
+    fx, fy, fz = force[0], force[1], force[2]
+    return ca.vertcat(fz, mu**2 * fz**2 - fx**2 - fy**2)
+
+
+class ContactModel:
+    """A floating-base ``robot`` (``casdyn.load_robot(..., floating_base=True)``) whose
+    ``feet`` (body names, point contacts at each body's origin) can hold the ground.
+
+    ``dt`` is the knot interval (s), ``damping`` (1/s) the held feet's velocity feedback in
+    the contact constraint (Baumgarte), ``mu`` the friction coefficient. ``contact``: "point"
+    (a force per foot) or "6d" (a wrench per foot: the foot held flat), then ``sole`` is the
+    half length and half width (m, along the foot frame's x and y, centred on its origin) that
+    the centre of pressure must stay within (the soles lying flat on the ground).
+    """
+
+    def __init__(self, robot, feet: Sequence[str], *, dt: float, damping: float = 0.0,
+                 mu: float = 0.7, contact: str = "point", sole: tuple[float, float] = (0.1, 0.05)):
+        if not getattr(robot, "floating_base", False):
+            raise InputError("ContactModel needs a floating-base robot: "
+                             "load it with floating_base=True")
+        unknown = [foot for foot in feet if foot not in robot.body_names]
+        if unknown:
+            raise InputError(f"feet: unknown body {unknown[0]!r}; bodies are "
+                             f"{', '.join(robot.body_names)}")
+        if not dt > 0:
+            raise InputError(f"dt must be positive, got {dt!r}")
+        if contact not in ("point", "6d"):
+            raise InputError(f"contact must be 'point' or '6d', got {contact!r}")
+        self.contact, self.sole = contact, (float(sole[0]), float(sole[1]))
+        self.force_size = 3 if contact == "point" else 6
+        self.rows_per_foot = 4 if contact == "point" else 8
+        self.robot, self.feet = robot, tuple(feet)
+        self.dt, self.damping, self.mu = float(dt), float(damping), float(mu)
+        self.nq, self.nv = robot.nq, robot.nv
+        self.nu, self.nx, self.ndx = robot.nv - 6, robot.nq + robot.nv, 2 * robot.nv
+        self._integrate = robot.function("integrate")
+        self._difference = robot.function("difference")
+        self._steps: dict[tuple[bool, ...], ca.Function] = {}
+
+    # -- the state manifold ------------------------------------------------------------
+    def integrate_state(self, x, dx):
+        """``x ⊕ dx``: ``q`` by ``robot.integrate``, ``v`` by addition."""
+        return ca.vertcat(self._integrate(x[: self.nq], dx[: self.nv]),
+                          x[self.nq :] + dx[self.nv :])
+
+    def difference_state(self, x0, x1):
+        """``x1 ⊖ x0``, the ``dx`` with ``x0 ⊕ dx = x1``."""
+        return ca.vertcat(self._difference(x0[: self.nq], x1[: self.nq]),
+                          x1[self.nq :] - x0[self.nq :])
+
+    def torque(self, u):
+        """``S^T u``: no torque on the base."""
+        return ca.vertcat(ca.DM.zeros(6), u) if isinstance(u, ca.DM | np.ndarray) else \
+            ca.vertcat(type(u).zeros(6), u)
+
+    # -- kinematics --------------------------------------------------------------------
+    def foot_positions(self, q):
+        """The feet's origins in the world, ``3 x n_feet``."""
+        return ca.horzcat(*[self.robot.get_transform(q, foot)[:3, 3] for foot in self.feet])
+
+    def stance_mask(self, stance) -> tuple[bool, ...]:
+        """``stance`` (one flag per foot, or the held feet's names) as a tuple of bools."""
+        if all(isinstance(s, str) for s in stance) and len(stance) > 0:
+            unknown = [s for s in stance if s not in self.feet]
+            if unknown:
+                raise InputError(f"stance: {unknown[0]!r} is not one of the feet "
+                                 f"{', '.join(self.feet)}")
+            return tuple(foot in stance for foot in self.feet)
+        mask = tuple(bool(s) for s in stance)
+        if len(mask) != len(self.feet):
+            raise InputError(f"stance: expected {len(self.feet)} flags (one per foot), "
+                             f"got {len(mask)}")
+        return mask
+
+    # -- forward contact dynamics -------------------------------------------------------
+    def step(self, stance) -> ca.Function:
+        """``step(x, u) -> (x_next, forces)``: one semi-implicit Euler step of ``dt`` with the
+        ``stance`` feet held; ``forces`` is ``force_size x n_feet`` (world axes, zero for the
+        swing feet) at the step's start."""
+        mask = self.stance_mask(stance)
+        if mask not in self._steps:
+            x, u = ca.SX.sym("x", self.nx), ca.SX.sym("u", self.nu)
+            q, v = x[: self.nq], x[self.nq :]
+            held = [Contact(foot, self.contact) for foot, h in zip(self.feet, mask, strict=True)
+                    if h]
+            forces = ca.SX.zeros(self.force_size, len(self.feet))
+            if held:
+                dynamics = self.robot.function("contact_dynamics", contacts=held, fext=False)
+                qdd, f = dynamics(q, v, self.torque(u), self.damping)
+                columns = [k for k, h in enumerate(mask) if h]
+                for i, k in enumerate(columns):
+                    forces[:, k] = f[i, :].T
+            else:
+                qdd = self.robot.function("forward_dynamics", fext=False)(q, v, self.torque(u))
+            v_next = v + self.dt * qdd
+            x_next = ca.vertcat(self._integrate(q, self.dt * v_next), v_next)
+            tag = "".join("1" if h else "0" for h in mask)
+            self._steps[mask] = ca.Function(f"step_{tag}", [x, u], [x_next, forces],
+                                            ["x", "u"], ["x_next", "forces"])
+        return self._steps[mask]
+
+    # -- inverse dynamics with force variables --------------------------------------------
+    def inverse_dynamics_residual(self, q, v, a, u, forces):
+        """``M a + h - S^T u - sum_i J_i^T f_i`` (``nv``): zero where ``a`` and the feet's
+        ``forces`` (``force_size x n_feet``, world axes) are consistent with the torques
+        ``u``."""
+        fext = 0
+        for k, foot in enumerate(self.feet):
+            p = self.robot.get_transform(q, foot)[:3, 3]
+            if self.contact == "point":
+                n, f = 0, forces[:, k]
+            else:
+                n, f = forces[:3, k], forces[3:, k]
+            # a wrench [n; f] about p: the base-frame spatial force [n + p x f; f] (the SPEC's
+            # fext rows)
+            fext = fext + self.robot.external_force(foot, ca.vertcat(n + ca.cross(p, f), f).T)
+        return self.robot.inverse_dynamics(q, v, a, fext) - self.torque(u)
+
+    def foot_acceleration(self, q, v, a, stance):
+        """The held feet's ``J a + Jdot v + damping J v`` (``3 x n_held``, world axes; all six
+        rows ``[w; v]`` with ``contact="6d"``): zero is the contact constraint of
+        :meth:`step`."""
+        mask = self.stance_mask(stance)
+        first = 3 if self.contact == "point" else 0
+        rows = []
+        for foot, h in zip(self.feet, mask, strict=True):
+            if h:
+                acc = self.robot.frame_acceleration(q, v, a, foot)[first:]
+                vel = self.robot.frame_velocity(q, v, foot)[first:]
+                rows.append(acc + self.damping * vel)
+        return ca.horzcat(*rows) if rows else ca.SX(6 - first, 0)
+
+    def contact_rows(self, force, cone: str = "pyramid"):
+        """One held foot's rows ``>= 0``: its force in the friction pyramid (or the exact
+        ``cone``); with ``contact="6d"`` (``force = [n; f]``, world axes, the sole flat) also
+        the centre of pressure within the sole, ``|n_x| <= w fz`` and ``|n_y| <= l fz``
+        (``rows_per_foot`` rows, or two fewer with the exact cone)."""
+        f = force if self.contact == "point" else force[3:]
+        rows = friction_pyramid(f, self.mu) if cone == "pyramid" else friction_cone(f, self.mu)
+        if self.contact == "6d":
+            length, width = self.sole
+            n = force[:3]
+            rows = ca.vertcat(rows, width * f[2] - n[0], width * f[2] + n[0],
+                              length * f[2] - n[1], length * f[2] + n[1])
+        return rows
+
+    # -- a standing guess -------------------------------------------------------------------
+    def standing_torques(self, q) -> np.ndarray:
+        """Joint torques ``u`` that hold ``q`` still on all feet with equal vertical forces
+        (least squares over the joints of ``S^T u = g - J_c^T f``)."""
+        q = np.asarray(q, dtype=float)
+        g = np.asarray(self.robot.gravity_torque(q), dtype=float)
+        weight = self.robot.mass * -self.robot.gravity[2]
+        f = np.array([0.0, 0.0, weight / len(self.feet)])
+        for foot in self.feet:
+            g = g - np.asarray(self.robot.geometric_jacobian(q, foot))[3:].T @ f
+        return g[6:]
+
+    def standing_forces(self) -> np.ndarray:
+        """The weight shared by all feet, ``force_size x n_feet`` (world axes)."""
+        forces = np.zeros((self.force_size, len(self.feet)))
+        forces[-1] = self.robot.mass * -self.robot.gravity[2] / len(self.feet)
+        return forces
