@@ -6,18 +6,17 @@ the cached CasADi Functions, numerically (NumPy out) or symbolically (CasADi out
 
 from __future__ import annotations
 
-import os
-from functools import cached_property
-
 import casadi as ca
 import numpy as np
 
 from . import arguments
 from .algorithms import configuration, identification
-from .algorithms.contacts import contact_list
-from .algorithms.loops import Loop, with_loops
-from .codegen.robot import compile_robot, export_robot
+from .algorithms.loops import with_loops
 from .errors import InputError
+from .facade.codegen import CodegenMethods
+from .facade.contacts import ContactMethods
+from .facade.geometry import GeometryMethods
+from .facade.identification import IdentificationMethods
 from .functions.cache import FunctionCache
 from .functions.registry import describe_functions
 from .model import srdf
@@ -29,7 +28,7 @@ from .runtime.engine import NumericEngine, frozen
 _task = arguments.task_options  # the options of a task-space function
 
 
-class RigidBodyTree:
+class RigidBodyTree(IdentificationMethods, ContactMethods, GeometryMethods, CodegenMethods):
     """A robot loaded from URDF, with its dynamics as CasADi functions.
 
     Frames: the *base* frame is the URDF root link's frame on a fixed base, the ``world``
@@ -260,45 +259,6 @@ class RigidBodyTree:
         (Pinocchio's ``LOCAL``; ``"base"`` is its ``LOCAL_WORLD_ALIGNED``)."""
         return self._call("geometric_jacobian", _task(body, point, reference_frame), q=q)
 
-    # --- identification -----------------------------------------------------------------------
-    def inertial_parameters(self) -> np.ndarray:
-        """``pi`` (10 per joint that moves a body, in ``model.joints`` order: ``joint_names``,
-        with mimic joints at their place in the URDF): each joint's body (its child link and
-        the links fixed to it) in the child link's frame, as Pinocchio's
-        ``dynamicParameters``: ``[m, m cx, m cy, m cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``,
-        inertia about the link origin."""
-        return self._pi.copy()
-
-    def regressor(self, q=None, qd=None, qdd=None):
-        """``Y`` (nv, len(pi)): ``Y @ inertial_parameters() == inverse_dynamics(q, qd, qdd)``
-        for any parameters (no external force); Pinocchio's ``computeJointTorqueRegressor``."""
-        return self._call("regressor", q=q, qd=qd, qdd=qdd)
-
-    def base_parameters(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(P, beta)``: the ``nb x len(pi)`` map to the identifiable combinations
-        ``beta = P @ pi``, full rank, with ``Y = base_regressor(...) @ P`` exactly.
-
-        Found numerically: regressors at 50 random states (seeded, within the limits),
-        stacked, then a QR with column pivoting keeps the columns that add more than
-        ``casdyn.algorithms.identification.BASE_TOLERANCE`` (1e-8) of the largest column norm; every
-        other column is a fixed combination of the kept ones."""
-        P = self._base[1]
-        return P.copy(), P @ self._pi
-
-    def base_regressor(self, q=None, qd=None, qdd=None):
-        """``Y_b`` (nv, nb): the columns of :meth:`regressor` that :meth:`base_parameters`
-        keeps, so that ``Y_b @ beta == inverse_dynamics(q, qd, qdd)``."""
-        independent, _ = self._base
-        return self.regressor(q, qd, qdd)[..., independent]
-
-    @cached_property
-    def _base(self) -> tuple[np.ndarray, np.ndarray]:
-        rng = np.random.default_rng(0)
-        Q = self.random_configuration(rng, n=50)  # the same draws as 50 single calls
-        Qd, Qdd = rng.normal(size=(2, 50, self.nv))
-        samples = self.regressor(Q, Qd, Qdd).reshape(50 * self.nv, len(self._pi))
-        independent, K = identification.base_columns(samples)
-        return independent, identification.base_map(samples.shape[1], independent, K)
 
     # --- task space ---------------------------------------------------------------------------
     def frame_velocity(self, q, qd, body: str, point=None, reference_frame: str = "base"):
@@ -345,97 +305,7 @@ class RigidBodyTree:
         """``-m g . c``, a scalar: zero with the centre of mass at the base origin."""
         return arguments.scalar(self._call("potential_energy", q=q))
 
-    # --- contacts ---------------------------------------------------------------------------------
-    def contact_dynamics(self, q=None, qd=None, tau=None, contacts=(), fext=None, damping=0.0):
-        """``(qdd, forces)``: forward dynamics with every contact held,
-        ``M qdd + h = tau + J_c^T lambda`` and ``J_c qdd + Jdot_c qd = -damping J_c qd``.
 
-        ``contacts``: a sequence of :class:`casdyn.Contact` (a body name stands for a point
-        contact at its frame origin). ``forces`` has one row per contact, acting on the
-        robot, base-frame axes: ``[fx, fy, fz]`` if every contact is a point, else
-        ``[nx, ny, nz, fx, fy, fz]`` about the contact point (zero moment for a point).
-        """
-        return self._call("contact_dynamics", {"contacts": contact_list(contacts)}, q=q, qd=qd,
-                          tau=tau, fext=fext, damping=damping)
-
-    def impulse_dynamics(self, q=None, qd_minus=None, contacts=(), restitution=0.0):
-        """``(qd_plus, impulses)``: the velocities just after the contacts close,
-        ``M (qd_plus - qd_minus) = J_c^T Lambda`` and ``J_c qd_plus = -restitution J_c
-        qd_minus``; ``impulses`` per contact as ``forces`` in :meth:`contact_dynamics`."""
-        return self._call("impulse_dynamics", {"contacts": contact_list(contacts)}, q=q,
-                          qd_minus=qd_minus, restitution=restitution)
-
-    # --- closed loops ------------------------------------------------------------------------
-    @property
-    def loops(self) -> tuple[Loop, ...]:
-        """The closed kinematic loops held as constraints (:class:`casdyn.Loop`): MJCF
-        ``connect`` and ``weld`` equalities, or ``load_urdf(..., loops=[...])``. They are held
-        by :meth:`loop_dynamics`, :meth:`loop_inverse_dynamics`, :meth:`contact_dynamics` and
-        :meth:`impulse_dynamics`; the other dynamics functions are the open tree's."""
-        return self._model.loops
-
-    def loop_dynamics(self, q=None, qd=None, tau=None, fext=None):
-        """``(qdd, forces)``: forward dynamics with every loop held,
-        ``M qdd + h = tau + J^T lambda`` and ``J qdd + Jdot qd = 0`` with ``J = J_a - J_b``
-        the loops' relative Jacobians; ``forces`` one row per loop, acting on ``body_a``
-        (and opposite on ``body_b``), base-frame axes: ``[fx, fy, fz]`` if every loop holds
-        a point, else ``[nx, ny, nz, fx, fy, fz]`` about the held point."""
-        return self._call("loop_dynamics", q=q, qd=qd, tau=tau, fext=fext)
-
-    def loop_inverse_dynamics(self, q=None, qd=None, qdd=None, fext=None, *, actuated=()):
-        """``(tau, forces)``: the forces of the ``actuated`` joints (names; ``tau`` is zero
-        on the others) and the loop forces that give the motion ``qdd`` (which must keep the
-        loops closed): ``ID(q, qd, qdd) = tau + J^T lambda``, solved by least squares
-        (exact for a consistent ``qdd``); ``forces`` as in :meth:`loop_dynamics`."""
-        options = {"actuated": arguments.names(actuated, "actuated")}
-        return self._call("loop_inverse_dynamics", options, q=q, qd=qd, qdd=qdd, fext=fext)
-
-    def loop_residual(self, q=None):
-        """``(residual, jacobian)``: the loops' closure errors stacked (m,), base-frame axes
-        (``p_a - p_b``; a ``"6d"`` loop first ``R_a log(R_b^T R_a)``, the rotation vector
-        between the held frames), and their derivative in the tangent space (m x nv), for
-        optimisation (the constraint ``residual == 0``)."""
-        return self._call("loop_residual", q=q)
-
-    # --- geometry (casdyn.geometry.robot) --------------------------------------------------
-    @property
-    def _robot_geometry(self):
-        """The robot's :class:`casdyn.geometry.robot.RobotGeometry` (read on first use)."""
-        if getattr(self, "_geometry", None) is None:
-            from .geometry.robot import RobotGeometry
-
-            self._geometry = RobotGeometry(self._model)
-        return self._geometry
-
-    @property
-    def collision_geometry(self) -> tuple:
-        """The URDF's ``<collision>`` shapes: ``casdyn.geometry.Geometry`` per element."""
-        return self._robot_geometry.collision
-
-    @property
-    def visual_geometry(self) -> tuple:
-        """The URDF's ``<visual>`` shapes: ``casdyn.geometry.Geometry`` per element."""
-        return self._robot_geometry.visual
-
-    @property
-    def collision_pairs(self) -> tuple[tuple[str, str], ...]:
-        """Collision geometry pairs on links neither welded, adjacent nor disabled."""
-        return self._robot_geometry.pairs
-
-    def collision_distances(self, q, pairs=None, obstacles=()):
-        """Signed distances (m) of ``pairs`` (default :attr:`collision_pairs`), then of each
-        ``casdyn.geometry.Obstacle`` against every collision geometry: 1-D array."""
-        return self._robot_geometry.distances(q, pairs, obstacles)
-
-    # --- viewer (casdyn.viewer) ------------------------------------------------------------
-    def show(self, q=None, *, geometry: str = "visual", port: int | None = None,
-             open_browser: bool = False):
-        """A :class:`casdyn.viewer.Viewer` of this robot at ``q`` (default: the home
-        configuration), served on ``127.0.0.1`` (``viewer.url``); ``geometry`` is
-        ``"visual"``, ``"collision"`` or ``"frames"``. Needs ``pip install "casdyn[viewer]"``."""
-        from .viewer import Viewer
-
-        return Viewer(self, q, geometry=geometry, port=port, open_browser=open_browser)
 
     def get_transform(self, q, body: str, relative_to: str | None = None):
         """4x4 pose of ``body``'s frame in ``relative_to``'s frame (default: the base).
@@ -463,64 +333,6 @@ class RigidBodyTree:
             return self._call("external_force", {"body": body}, wrench=wrench, q=q)
         return arguments.fext_row(index, self.n_bodies, wrench)
 
-    # --- C export ---------------------------------------------------------------------------
-    def export_c(
-        self,
-        directory: str | os.PathLike,
-        functions=None,
-        compile: bool = True,
-        *,
-        compiler: str | None = None,
-        flags: str | tuple[str, ...] | None = None,
-        prefix: str | None = None,
-        native: bool = False,
-        progress: bool | None = None,
-    ) -> dict[str, ca.Function]:
-        """Export Functions as C source and header, compile them to a shared library with the
-        system C compiler and load them back; returns key -> loaded ``casadi.Function`` (the
-        cached SX Functions when ``compile`` is False). A failed export writes nothing.
-
-        ``functions``: a name; or a list of names, ``(name, options)`` pairs such as
-        ``("geometric_jacobian", {"body": "tool0"})`` and ``(key, name, options)`` triples;
-        or a dict ``{key: name or (name, options)}``; or None for every Function (the
-        body-specific ones for each leaf body; the contact functions only when listed with
-        their ``contacts``). A key is the caller's if given, else the name followed by what
-        tells variants apart (``inverse_dynamics_nofext``, ``get_transform_tool0_base``,
-        ``contact_dynamics`` for any contacts); two Functions under one key are an
-        :class:`InputError`. Files: ``casdyn_<robot>.c``, ``.h``, ``libcasdyn_<robot>.so``
-        (large Functions in files of their own, compiled in parallel). C symbols are
-        ``<prefix>_<key>`` (``prefix`` default: the robot's name; ``""``: plain keys).
-        ``flags``: a sequence of strings or one string (default ``-O3 -fPIC -shared``);
-        ``native=True`` builds for this processor (``-march=native``; may not run
-        elsewhere). ``progress``: report on stderr once the work takes more than a second;
-        None: only when stderr is a terminal or ``$CASDYN_PROGRESS=1``. The rules in full:
-        the documentation's "Optimisation" page.
-        """
-        return export_robot(self._functions, functions, directory, compile, compiler, flags,
-                            prefix, native, progress)
-
-    def compile(self, functions=None, *, directory: str | os.PathLike | None = None,
-                progress: bool | None = None):
-        """Compile Functions to C once (cached on disk) and evaluate numbers with them.
-
-        From then on numeric calls (single and batched) of those functions run compiled code
-        — the fastest path from Python — while symbolic calls keep the SX graphs. Default
-        ``functions``: both variants of inverse and forward dynamics, mass matrix, velocity
-        product, gravity torque and centre of mass (same forms as :meth:`export_c`; keys are
-        allowed and ignored). The library is kept in ``directory`` (default
-        :func:`casdyn.codegen.library_cache.cache_directory`), named by a hash of the model,
-        the functions and this machine's processor (the library is built for it, with
-        ``-march=native``), so the next process loads it without compiling; a cached library
-        that is damaged is built again. Needs a C compiler the first time. ``progress`` as in
-        :meth:`export_c`. Returns ``self``.
-        """
-        compile_robot(self._engine, functions, directory, progress)
-        return self
-
-    @property
-    def compiled_functions(self) -> tuple[str, ...]:
-        """Names of the Functions whose numeric calls run compiled code."""
-        return tuple(self._functions.get_key(key).name() for key in self._engine.compiled_keys)
 
     # --- CasADi functions -----------------------------------------------------------------
     def function(self, name: str, **options) -> ca.Function:

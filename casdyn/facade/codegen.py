@@ -1,0 +1,82 @@
+"""The C export part of :class:`casdyn.RigidBodyTree` (:mod:`casdyn.codegen`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import casadi as ca
+
+from ..codegen.robot import compile_robot, export_robot
+from ..functions.cache import FunctionCache
+from ..model.tree import Model
+from ..runtime.engine import NumericEngine
+
+
+class CodegenMethods:
+    """C export and compiled numeric calls."""
+
+    # set by casdyn.tree.RigidBodyTree.__init__
+    _model: Model
+    _functions: FunctionCache
+    _engine: NumericEngine
+    _call: Callable[..., Any]
+
+    def export_c(
+        self,
+        directory: str | os.PathLike,
+        functions=None,
+        compile: bool = True,
+        *,
+        compiler: str | None = None,
+        flags: str | tuple[str, ...] | None = None,
+        prefix: str | None = None,
+        native: bool = False,
+        progress: bool | None = None,
+    ) -> dict[str, ca.Function]:
+        """Export Functions as C source and header, compile them to a shared library with the
+        system C compiler and load them back; returns key -> loaded ``casadi.Function`` (the
+        cached SX Functions when ``compile`` is False). A failed export writes nothing.
+
+        ``functions``: a name; or a list of names, ``(name, options)`` pairs such as
+        ``("geometric_jacobian", {"body": "tool0"})`` and ``(key, name, options)`` triples;
+        or a dict ``{key: name or (name, options)}``; or None for every Function (the
+        body-specific ones for each leaf body; the contact functions only when listed with
+        their ``contacts``). A key is the caller's if given, else the name followed by what
+        tells variants apart (``inverse_dynamics_nofext``, ``get_transform_tool0_base``,
+        ``contact_dynamics`` for any contacts); two Functions under one key are an
+        :class:`InputError`. Files: ``casdyn_<robot>.c``, ``.h``, ``libcasdyn_<robot>.so``
+        (large Functions in files of their own, compiled in parallel). C symbols are
+        ``<prefix>_<key>`` (``prefix`` default: the robot's name; ``""``: plain keys).
+        ``flags``: a sequence of strings or one string (default ``-O3 -fPIC -shared``);
+        ``native=True`` builds for this processor (``-march=native``; may not run
+        elsewhere). ``progress``: report on stderr once the work takes more than a second;
+        None: only when stderr is a terminal or ``$CASDYN_PROGRESS=1``. The rules in full:
+        the documentation's "Optimisation" page.
+        """
+        return export_robot(self._functions, functions, directory, compile, compiler, flags,
+                            prefix, native, progress)
+
+    def compile(self, functions=None, *, directory: str | os.PathLike | None = None,
+                progress: bool | None = None):
+        """Compile Functions to C once (cached on disk) and evaluate numbers with them.
+
+        From then on numeric calls (single and batched) of those functions run compiled code
+        — the fastest path from Python — while symbolic calls keep the SX graphs. Default
+        ``functions``: both variants of inverse and forward dynamics, mass matrix, velocity
+        product, gravity torque and centre of mass (same forms as :meth:`export_c`; keys are
+        allowed and ignored). The library is kept in ``directory`` (default
+        :func:`casdyn.codegen.library_cache.cache_directory`), named by a hash of the model,
+        the functions and this machine's processor (the library is built for it, with
+        ``-march=native``), so the next process loads it without compiling; a cached library
+        that is damaged is built again. Needs a C compiler the first time. ``progress`` as in
+        :meth:`export_c`. Returns ``self``.
+        """
+        compile_robot(self._engine, functions, directory, progress)
+        return self
+
+    @property
+    def compiled_functions(self) -> tuple[str, ...]:
+        """Names of the Functions whose numeric calls run compiled code."""
+        return tuple(self._functions.get_key(key).name() for key in self._engine.compiled_keys)

@@ -1,0 +1,61 @@
+"""The geometry and viewer part of :class:`casdyn.RigidBodyTree` (:mod:`casdyn.geometry`,
+:mod:`casdyn.viewer`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..functions.cache import FunctionCache
+from ..model.tree import Model
+from ..runtime.engine import NumericEngine
+
+
+class GeometryMethods:
+    """Collision and visual geometry, collision distances, the 3D viewer."""
+
+    # set by casdyn.tree.RigidBodyTree.__init__
+    _model: Model
+    _functions: FunctionCache
+    _engine: NumericEngine
+    _call: Callable[..., Any]
+    _geometry: Any
+
+    @property
+    def _robot_geometry(self):
+        """The robot's :class:`casdyn.geometry.robot.RobotGeometry` (read on first use)."""
+        if getattr(self, "_geometry", None) is None:
+            from ..geometry.robot import RobotGeometry
+
+            self._geometry = RobotGeometry(self._model)
+        return self._geometry
+
+    @property
+    def collision_geometry(self) -> tuple:
+        """The URDF's ``<collision>`` shapes: ``casdyn.geometry.Geometry`` per element."""
+        return self._robot_geometry.collision
+
+    @property
+    def visual_geometry(self) -> tuple:
+        """The URDF's ``<visual>`` shapes: ``casdyn.geometry.Geometry`` per element."""
+        return self._robot_geometry.visual
+
+    @property
+    def collision_pairs(self) -> tuple[tuple[str, str], ...]:
+        """Collision geometry pairs on links neither welded, adjacent nor disabled."""
+        return self._robot_geometry.pairs
+
+    def collision_distances(self, q, pairs=None, obstacles=()):
+        """Signed distances (m) of ``pairs`` (default :attr:`collision_pairs`), then of each
+        ``casdyn.geometry.Obstacle`` against every collision geometry: 1-D array."""
+        return self._robot_geometry.distances(q, pairs, obstacles)
+
+    # --- viewer (casdyn.viewer) ------------------------------------------------------------
+    def show(self, q=None, *, geometry: str = "visual", port: int | None = None,
+             open_browser: bool = False):
+        """A :class:`casdyn.viewer.Viewer` of this robot at ``q`` (default: the home
+        configuration), served on ``127.0.0.1`` (``viewer.url``); ``geometry`` is
+        ``"visual"``, ``"collision"`` or ``"frames"``. Needs ``pip install "casdyn[viewer]"``."""
+        from ..viewer import Viewer
+
+        return Viewer(self, q, geometry=geometry, port=port, open_browser=open_browser)
