@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import CasdynError, ModelWarning
 from ..geometry.shapes import Box, Capsule, ConvexMesh, Cylinder, Mesh, Plane, Sphere
+from .meshes import mesh_triangles
 
 COLORS = {"visual": (186, 192, 204), "collision": (120, 160, 210)}
 
@@ -60,8 +61,6 @@ def add_shape(scene, name: str, shape, pose, color, opacity: float | None = None
         scene.add_mesh_simple(name, shape.hull.vertices, shape.hull.triangles,
                               flat_shading=True, **style, **where)
     elif isinstance(shape, Mesh):
-        from .meshes import mesh_triangles
-
         try:
             vertices, faces = mesh_triangles(shape.path, shape.scale)
         except CasdynError as error:
@@ -74,3 +73,49 @@ def add_shape(scene, name: str, shape, pose, color, opacity: float | None = None
     else:  # pragma: no cover - Geometry checks its shape
         raise CasdynError(f"{name}: cannot draw {type(shape).__name__}")
     return True
+
+
+def reach(item) -> float:
+    """How far (m) a geometry element extends from its body's origin, roughly: its offset
+    plus the half-diagonal of its shape's bounds (a mesh file's read here, cached)."""
+    from ..geometry.shapes import Box, Capsule, ConvexMesh, Cylinder, Mesh, Sphere
+
+    shape = item.shape
+    if isinstance(shape, Sphere):
+        half = shape.radius
+    elif isinstance(shape, Capsule | Cylinder):
+        half = float(np.hypot(shape.radius, shape.length / 2 + shape.radius))
+    elif isinstance(shape, Box):
+        half = float(np.linalg.norm(shape.size)) / 2
+    elif isinstance(shape, ConvexMesh | Mesh):
+        try:
+            points = (shape.vertices if isinstance(shape, ConvexMesh)
+                      else mesh_triangles(shape.path, shape.scale)[0])
+        except CasdynError:  # drawn without it (see scene.add_shape)
+            return 0.0
+        half = float(np.max(np.linalg.norm(points, axis=1)))
+    else:
+        return 0.0
+    return float(np.linalg.norm(item.pose[:3, 3])) + half
+
+
+def z_to(direction: np.ndarray) -> np.ndarray:
+    """A rotation whose z axis is the unit vector ``direction``."""
+    helper = np.array([1.0, 0.0, 0.0]) if abs(direction[0]) < 0.9 else np.array([0, 1.0, 0])
+    x = np.cross(helper, direction)
+    x /= np.linalg.norm(x)
+    return np.column_stack([x, np.cross(direction, x), direction])
+
+
+def chosen_geometry(robot, kind: str) -> tuple[str, tuple]:
+    """What is drawn for ``geometry=kind``: (``"visual"``, ``"collision"`` or ``"frames"``,
+    the geometry items)."""
+    order = {"visual": ("visual", "collision"), "collision": ("collision",), "frames": ()}
+    for candidate in order[kind]:
+        try:
+            items = tuple(getattr(robot, f"{candidate}_geometry"))
+        except CasdynError:  # no URDF file to read it from (a model built from a string)
+            items = ()
+        if items:
+            return candidate, items
+    return "frames", ()

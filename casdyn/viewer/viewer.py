@@ -19,9 +19,6 @@ Every configuration is drawn from one compiled CasADi Function (:mod:`.poses`).
 
 from __future__ import annotations
 
-import contextlib
-import io
-import socket
 import threading
 import time
 import webbrowser
@@ -32,6 +29,7 @@ import numpy as np
 from .. import arguments
 from ..errors import CasdynError, InputError, unknown_name
 from . import scene as draw
+from . import server
 from .meshes import cone
 from .poses import pose_function
 from .trajectory import Trajectory, friction_half_angle, trajectory
@@ -74,7 +72,7 @@ class Viewer:
         self._robot = robot
         model = robot.model
         self._nq = model.nq
-        self.geometry, items = _chosen_geometry(robot, geometry)
+        self.geometry, items = draw.chosen_geometry(robot, geometry)
         self._bodies = (model.base_name, *model.body_names)
         self._index = {name: i for i, name in enumerate(self._bodies)}
         self._poses = pose_function(model, self._bodies)
@@ -85,10 +83,10 @@ class Viewer:
         poses0 = self._evaluate(q0)[0]
         origins = poses0[:, :3, 3]
         span = float(np.max(np.ptp(origins, axis=0))) if len(origins) > 1 else 0.0
-        reach = max((_reach(item) for item in items), default=0.0)
+        reach = max((draw.reach(item) for item in items), default=0.0)
         # m: sets axes, markers, grid and the camera distance
         self._size = max(span, 2 * reach, 0.2)
-        self._server = _serve(viser, port, robot.name)
+        self._server = server.serve(viser, port, robot.name)
         try:
             self._build(items, poses0)
             self._lock = threading.RLock()
@@ -104,7 +102,7 @@ class Viewer:
             self._q = q0
             self._draw(q0)
         except BaseException:
-            _stop(self._server)
+            server.stop(self._server)
             raise
         if arguments.flag(open_browser, "open_browser"):
             webbrowser.open(self.url)
@@ -230,7 +228,7 @@ class Viewer:
         self._stop.set()
         if self._player is not None:
             self._player.join(timeout=5)
-        _stop(self._server)
+        server.stop(self._server)
 
     def __enter__(self) -> Viewer:
         return self
@@ -390,7 +388,7 @@ class Viewer:
             inside = np.hypot(f[0], f[1]) <= tan * f[2] + 1e-9
             for arrow, shown in ((inside_arrow, on and inside), (outside_arrow, on and not inside)):
                 if shown:
-                    arrow.wxyz = draw.wxyz(_z_to(f / size))
+                    arrow.wxyz = draw.wxyz(draw.z_to(f / size))
                     arrow.scale = (1.0, 1.0, self._force_scale * size)
                 arrow.visible = shown
             cone_node.visible = on
@@ -463,54 +461,6 @@ class Viewer:
                 self._show_time(float(time_s))
 
 
-def _reach(item) -> float:
-    """How far (m) a geometry element extends from its body's origin, roughly: its offset
-    plus the half-diagonal of its shape's bounds (a mesh file's read here, cached)."""
-    from ..geometry.shapes import Box, Capsule, ConvexMesh, Cylinder, Mesh, Sphere
-
-    shape = item.shape
-    if isinstance(shape, Sphere):
-        half = shape.radius
-    elif isinstance(shape, Capsule | Cylinder):
-        half = float(np.hypot(shape.radius, shape.length / 2 + shape.radius))
-    elif isinstance(shape, Box):
-        half = float(np.linalg.norm(shape.size)) / 2
-    elif isinstance(shape, ConvexMesh | Mesh):
-        try:
-            from .meshes import mesh_triangles
-
-            points = (shape.vertices if isinstance(shape, ConvexMesh)
-                      else mesh_triangles(shape.path, shape.scale)[0])
-        except CasdynError:  # drawn without it (see scene.add_shape)
-            return 0.0
-        half = float(np.max(np.linalg.norm(points, axis=1)))
-    else:
-        return 0.0
-    return float(np.linalg.norm(item.pose[:3, 3])) + half
-
-
-def _z_to(direction: np.ndarray) -> np.ndarray:
-    """A rotation whose z axis is the unit vector ``direction``."""
-    helper = np.array([1.0, 0.0, 0.0]) if abs(direction[0]) < 0.9 else np.array([0, 1.0, 0])
-    x = np.cross(helper, direction)
-    x /= np.linalg.norm(x)
-    return np.column_stack([x, np.cross(direction, x), direction])
-
-
-def _chosen_geometry(robot, kind: str) -> tuple[str, tuple]:
-    """What is drawn for ``geometry=kind``: (``"visual"``, ``"collision"`` or ``"frames"``,
-    the geometry items)."""
-    order = {"visual": ("visual", "collision"), "collision": ("collision",), "frames": ()}
-    for candidate in order[kind]:
-        try:
-            items = tuple(getattr(robot, f"{candidate}_geometry"))
-        except CasdynError:  # no URDF file to read it from (a model built from a string)
-            items = ()
-        if items:
-            return candidate, items
-    return "frames", ()
-
-
 def _recorded_times(t: np.ndarray) -> list[float]:
     """Sample times at most ``FRAME_RATE`` per second, the first and last always kept."""
     kept = [float(t[0])]
@@ -520,35 +470,3 @@ def _recorded_times(t: np.ndarray) -> list[float]:
     if kept[-1] != float(t[-1]):
         kept.append(float(t[-1]))
     return kept
-
-
-def _serve(viser, port, label: str):
-    """A viser server on 127.0.0.1: on ``port``, or on a free one when it is None."""
-    if port is not None:
-        if isinstance(port, bool) or not isinstance(port, int | np.integer) or not (
-                0 < int(port) < 65536):
-            raise InputError(f"port must be an integer in 1..65535, got {port!r}")
-        port = int(port)
-        with socket.socket() as probe:  # viser would move to the next free port silently
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                raise CasdynError(f"port {port} on 127.0.0.1 is in use; choose another or "
-                                  "leave port=None for a free one") from None
-    with _quiet():  # viser prints a banner; the CLI's stdout carries the URL alone
-        server = viser.ViserServer(host="127.0.0.1", port=0 if port is None else port,
-                                   label=label, verbose=False)
-    if port is not None and server.get_port() != port:
-        _stop(server)
-        raise CasdynError(f"port {port} on 127.0.0.1 is in use; choose another or leave "
-                          "port=None for a free one")
-    return server
-
-
-def _quiet():
-    return contextlib.redirect_stdout(io.StringIO())
-
-
-def _stop(server) -> None:
-    with _quiet():  # "Server stopped", printed by the server's thread as it ends
-        server.stop()
