@@ -127,6 +127,7 @@ def test_integrate_and_difference_of_states_are_inverse(robot, model):
     assert np.allclose(back, dx, atol=1e-10)
 
 
+@pytest.mark.slow
 def test_compiled_function_matches_the_graph_and_is_cached(model, tmp_path):
     x, dx = ca.SX.sym("x", model.nx), ca.SX.sym("dx", model.ndx)
     f = ca.Function("plus_state", [x, dx], [model.integrate_state(x, dx)])
@@ -181,6 +182,7 @@ def small_problem(robot, dynamics):
     return ocp, parameters, ocp.guess(x0, u0)
 
 
+@pytest.mark.slow
 def test_fatrop_and_ipopt_reach_the_same_optimum(robot):
     ocp, parameters, guess = small_problem(robot, "inverse")
     results = {}
@@ -203,6 +205,7 @@ def test_fatrop_and_ipopt_reach_the_same_optimum(robot):
     assert np.all(np.abs(forces[:, :2, :]) <= 0.7 * fz[:, None, :] + 1e-6)
 
 
+@pytest.mark.slow
 def test_forward_and_inverse_dynamics_problems_agree(robot):
     """With the same step and no damping the two formulations write the same equations
     (``M a + h = S^T u + J_c^T f``, ``J_c a + Jdot_c v = 0``), once with ``a`` and ``f`` as
@@ -221,6 +224,7 @@ def test_forward_and_inverse_dynamics_problems_agree(robot):
     assert np.allclose(W_i[:12], W_f, atol=1e-3)
 
 
+@pytest.mark.slow
 def test_quadruped_mpc_quick_run_walks_without_falling(tmp_path):
     saved = tmp_path / "run.npz"
     # --interpreted: CasADi's VM instead of a one-to-two-minute gcc build (same numbers)
@@ -239,6 +243,7 @@ def test_quadruped_mpc_quick_run_walks_without_falling(tmp_path):
     assert list(data["contacts"]) == list(FEET)
 
 
+@pytest.mark.slow
 def test_real_time_iterations_converge_to_the_nlp_optimum(robot):
     """Gauss-Newton SQP keeps the exact gradient, so the RTI's fixed point (one QP per
     iteration, iterated) is a KKT point of the NLP: the same optimum Ipopt finds for the
@@ -269,6 +274,7 @@ def test_real_time_iterations_converge_to_the_nlp_optimum(robot):
     assert np.allclose(rti.U, W, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_trot_step_example_quick_converges_with_fatrop():
     result = subprocess.run([sys.executable, str(EXAMPLES / "quadruped_trot_ocp.py"), "--quick",
                              "--solver", "fatrop", "--json"],
@@ -279,6 +285,7 @@ def test_trot_step_example_quick_converges_with_fatrop():
     assert run["distance_m"] > 0.02  # the base moved forward over the step
 
 
+@pytest.mark.slow
 def test_humanoid_balance_quick_recovers_and_matches_contact_dynamics():
     result = subprocess.run([sys.executable, str(EXAMPLES / "humanoid_balance.py"), "--quick",
                              "--solver", "fatrop", "--json"],

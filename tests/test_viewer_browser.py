@@ -23,6 +23,8 @@ from browser import Browser, save_png
 
 import casdyn
 
+pytestmark = pytest.mark.slow  # a real browser renders each page
+
 FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
 MANY = 400  # pixels: a robot drawn at this window size covers thousands
 SHOTS = Path(os.environ.get("CASDYN_SCREENSHOTS", "")) if os.environ.get(
