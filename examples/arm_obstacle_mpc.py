@@ -25,6 +25,7 @@ import numpy as np
 
 import casdyn
 from casdyn import geometry as g
+from casdyn.codegen.library_cache import cached_library
 from casdyn.integrators import rk4_step
 from casdyn.plotting import pyplot
 
@@ -87,7 +88,7 @@ class RealTimeIteration:
     def __init__(self, robot, obstacles):
         distances = robot.function("collision_distances", obstacles=obstacles, jacobian=True)
         self.horizon = h = Horizon(robot, distances.size1_out(0))
-        (mapped,), _ = casdyn.export.cached_library(
+        (mapped,), _ = cached_library(
             [distances.map(HORIZON)], "arm_obstacle_mpc",
             pickle.dumps((robot.model, [o.pose.tobytes() for o in obstacles])))
         w, x0 = ca.MX.sym("w", h.size), ca.MX.sym("x0", h.nx)

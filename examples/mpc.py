@@ -26,6 +26,7 @@ import casadi as ca
 import numpy as np
 
 import casdyn
+from casdyn.codegen.library_cache import cached_library
 from casdyn.integrators import rk4_step
 from casdyn.plotting import pyplot
 
@@ -155,7 +156,7 @@ class RealTimeIteration(Controller):
         h, w, x0, ref = self.horizon, self.w, self.x0, self.ref
         step = model_step(robot).map(HORIZON)
         # the linearisation of the whole horizon as one compiled function, cached on disk
-        (step,), _ = casdyn.codegen.library_cache.cached_library([step], "mpc_ur5e_rti",
+        (step,), _ = cached_library([step], "mpc_ur5e_rti",
                                                   pickle.dumps(robot.model))
         X, U = h.states(w), h.torques(w)
         x_next, A, B = step(X[:, :-1], U)

@@ -40,7 +40,7 @@ DEFAULT_FLAGS = ("-O3", "-fPIC", "-shared")
 # five: 31.2 against 42.8 us), chain24's (114,722) in 21 s against 13 s, 23 % faster; a
 # 48-link chain's ID derivatives (124,664) gain nothing and take 124 s against 27 s (GCC's
 # register allocation), the price of one rule by size. Beyond it they get -O1.
-# The loops of casdyn.kernels in such files are vectorised by the loop vectoriser, which
+# The loops of casdyn.codegen.kernels in such files are vectorised by the loop vectoriser, which
 # GCC's -O2 runs only where no remainder loop is needed and -O1 not at all: with it the
 # 24-link chain's FD derivatives ran in 14.7 instead of 16.4 us (-O2), the 48-link chain's in
 # 101 instead of 187 us (-O1), with the same compile time; straight-line SX code is unchanged.

@@ -8,7 +8,7 @@ A list of functions (``export_c``'s and ``compile()``'s ``functions=``) holds an
 
 or it is a dict ``{key: "name" or ("name", options)}``; one item alone may stand for the
 list. The key of an item is the caller's key if given, else
-:func:`casdyn.names.readable_name`: the function's name, then what tells variants apart —
+:func:`casdyn.functions.names.readable_name`: the function's name, then what tells variants apart —
 ``nofext``, ``parametric``, the body, the frame it is ``relative_to``, ``local`` (e.g.
 ``inverse_dynamics_nofext``, ``get_transform_tool0_base``). Options with no readable form
 (``contacts``, ``point``, ``dt``) do not show: ``contact_dynamics`` with any contacts is
