@@ -15,7 +15,7 @@ from ..functions.names import identifier
 from ..functions.registry import SIGNATURES, VECTOR_OUTPUTS
 from ..progress import Progress, enabled
 from ..runtime.engine import NumericEngine
-from . import export, library_cache, selection
+from . import export, library_cache, selection, simd
 from .loops import for_c
 
 # what compile() builds when it is not told: the dynamics a controller calls most
@@ -54,10 +54,12 @@ def compile_robot(engine: NumericEngine, functions, directory: str | os.PathLike
     keys = export_keys(cache, COMPILED_BY_DEFAULT if functions is None else functions)
     with Progress(name, enabled(progress)) as report:
         chosen = build_for_c(cache, keys, report)
-        compiled, module = library_cache.cached_library(
+        # the batched C of each from its SX graph (the C form may be an MX Function)
+        batched = [sx if simd.supported(sx) else None for sx in map(cache.get_key, keys)]
+        compiled, module, kernels = library_cache.cached_library_parts(
             chosen, f"casdyn_{name}", pickle.dumps(cache.model), directory, VECTOR_OUTPUTS,
-            progress=report)
-    engine.install(keys, compiled, module)
+            progress=report, batched=batched)
+    engine.install(keys, compiled, module, kernels)
 
 
 def build_for_c(cache: FunctionCache, keys: list[tuple],

@@ -23,6 +23,7 @@ from ..algorithms import configuration, identification
 from ..functions.cache import FunctionCache
 from ..functions.registry import VECTOR_OUTPUTS
 from ..model.tree import Model
+from .batch import BatchKernel
 from .evaluator import NumericEvaluator
 
 # Batches are evaluated in chunks of at most this many samples, by Functions mapped over the
@@ -58,6 +59,7 @@ class NumericEngine:
         self.functions = functions
         self._n_bodies = len(model.bodies)
         self._compiled: dict[tuple, ca.Function] = {}  # Function key -> compiled twin
+        self._kernels: dict[tuple, BatchKernel] = {}  # Function key -> batched entry point
         # Function key -> (entry point's evaluate, index in its library), see
         # casdyn.runtime.entry
         self._native: dict[tuple, tuple] = {}
@@ -78,10 +80,15 @@ class NumericEngine:
         """The keys of the Functions whose numeric calls run compiled code."""
         return tuple(self._compiled)
 
-    def install(self, keys: list[tuple], compiled: list[ca.Function], module) -> None:
+    def install(self, keys: list[tuple], compiled: list[ca.Function], module,
+                kernels: list | None = None) -> None:
         """From now on numeric calls of the Functions of ``keys`` run ``compiled`` (and the
-        library's entry point ``module``, if any), in every thread."""
+        library's entry point ``module``, if any), in every thread; batches run the
+        :class:`casdyn.runtime.batch.BatchKernel` of ``kernels`` (one per key or None)."""
         self._compiled.update(zip(keys, compiled, strict=True))
+        if kernels is not None:
+            self._kernels.update((key, kernel) for key, kernel in zip(keys, kernels, strict=True)
+                                 if kernel is not None)
         if module is not None:
             self._native.update((key, (module.evaluate, k)) for k, key in enumerate(keys))
         self._workspace = _Workspace()  # every thread's evaluators are made anew
@@ -189,6 +196,9 @@ class NumericEngine:
         shapes = [function.size_out(i) for i in range(function.n_out())]
         vector = [function.name_out(i) in VECTOR_OUTPUTS and shapes[i][1] == 1
                   for i in range(function.n_out())]
+        kernel = self._kernels.get(key)
+        if kernel is not None:
+            return self._evaluate_kernel(kernel, function, inputs, single, n, vector)
         results = [np.empty((n, rows) if v else (n, rows, cols))
                    for (rows, cols), v in zip(shapes, vector, strict=True)]
         for start in range(0, n, BATCH_CHUNK):
@@ -203,6 +213,34 @@ class NumericEngine:
                 # column block k of out (rows x cols*size) is sample k
                 samples = out.reshape(rows, size, cols).transpose(1, 0, 2)
                 result[start : start + size] = samples[:, :, 0] if result.ndim == 2 else samples
+        return results[0] if len(results) == 1 else tuple(results)
+
+    @staticmethod
+    def _evaluate_kernel(kernel: BatchKernel, function: ca.Function, inputs: dict,
+                         single: dict, n: int, vector: list[bool]):
+        """:meth:`_evaluate_batch` by the batched C of a compiled library: each input as one
+        row of nonzeros per sample (shared inputs once), every output's rows back to NumPy's
+        shapes."""
+        flat = []
+        for (name, value), nnz in zip(inputs.items(), kernel.nnz_in, strict=True):
+            value = np.asarray(value, dtype=float)
+            batched = value.ndim > single[name]
+            if value.ndim - batched == 2:  # a matrix: CasADi's nonzeros are column-major
+                value = np.swapaxes(value, -1, -2)
+            flat.append(np.ascontiguousarray(value.reshape((n, nnz) if batched else (nnz,))))
+        outputs = kernel(flat, n)
+        results = []
+        for i, (out, v) in enumerate(zip(outputs, vector, strict=True)):
+            sparsity = function.sparsity_out(i)
+            rows, cols = sparsity.size()
+            if sparsity.is_dense():
+                results.append(out if v else np.ascontiguousarray(
+                    out.reshape(n, cols, rows).transpose(0, 2, 1)))
+            else:
+                dense = np.zeros((n, rows, cols))
+                row, col = sparsity.get_triplet()
+                dense[:, row, col] = out
+                results.append(dense[:, :, 0] if v else dense)
         return results[0] if len(results) == 1 else tuple(results)
 
     def _mapped(self, key: tuple, function: ca.Function, size: int) -> NumericEvaluator:
