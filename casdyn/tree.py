@@ -402,6 +402,7 @@ class RigidBodyTree:
         prefix: str | None = None,
         native: bool = False,
         progress: bool | None = None,
+        batch: bool = False,
     ) -> dict[str, ca.Function]:
         """Export Functions as C source and header, compile them to a shared library with the
         system C compiler and load them back.
@@ -435,9 +436,12 @@ class RigidBodyTree:
         portable either way. :meth:`compile` always does so. ``progress``: report on stderr
         once the work takes more than a second (:mod:`casdyn.progress`); None: only when
         stderr is a terminal (or ``$CASDYN_PROGRESS=1``), False: never, True: always.
+        ``batch=True`` also exports each function's batched entry point
+        ``<prefix>_<key>_batch`` (samples in SIMD lanes, in ``casdyn_<robot>_<C symbol>.c``,
+        declared in the header; signature and layout in :mod:`casdyn.codegen.simd`).
         """
         return export_robot(self._functions, functions, directory, compile, compiler, flags,
-                            prefix, native, progress)
+                            prefix, native, progress, batch)
 
     def compile(self, functions=None, *, directory: str | os.PathLike | None = None,
                 progress: bool | None = None):

@@ -217,6 +217,7 @@ def export_functions(
     native: bool = False,
     names: list[str] | None = None,
     progress: Progress = SILENT,
+    batched: list[ca.Function] | None = None,
 ) -> list[ca.Function]:
     """Write ``basename.c`` and ``basename.h`` for ``functions`` into ``directory``; with
     ``compile``, also build ``lib<basename>.so`` and return the functions loaded from it, in
@@ -235,7 +236,9 @@ def export_functions(
     command; an error where the compiler does not take it) — faster, but it may not run on
     another machine; the C stays portable.
     Nothing is written unless all of it succeeded. ``progress`` reports the generation and
-    the compilation (:mod:`casdyn.progress`).
+    the compilation (:mod:`casdyn.progress`). ``batched``: for each function, the SX
+    Function of the same inputs and outputs whose batched entry point ``<symbol>_batch``
+    (:mod:`casdyn.codegen.simd`) is exported too.
     """
     prefix = checked_prefix(prefix)
     flags = checked_flags(flags)
@@ -251,8 +254,14 @@ def export_functions(
                               "native=False")
     symbols = [f"{prefix}_{name}" if prefix else name for name in names]
     renamed = [_renamed(f, symbol) for f, symbol in zip(functions, symbols, strict=True)]
+    batches = []
+    for function, symbol in zip(batched, symbols, strict=True) if batched else ():
+        if not simd.supported(function):
+            raise ExportError(f"{symbol} has no batched form: the batched C takes SX "
+                              "Functions of arithmetic and C library operations")
+        batches.append((f"{symbol}_batch", function))
     library = write_library(renamed, Path(directory), identifier(basename, "casdyn"), cc, flags,
-                     extra, prefix=prefix, progress=progress)
+                     extra, prefix=prefix, progress=progress, batches=batches)
     if library is None:
         return list(functions)
     loaded = load_library(library, symbols)
@@ -333,7 +342,8 @@ def _compile(cc: str, parts: list[tuple[str, list, int]], scratch: Path, library
     # (file, its flags, work) of every file, the largest first
     order = sorted([(name, part_flags(size), sum(_size(f) for f in functions))
                     for name, functions, size in parts] +
-                   [(name, (*part_flags(size), *simd.FLAGS), size) for name, size in batches],
+                   [(name, (*part_flags(max(size, simd.OPTIMISE_AS)), *simd.FLAGS), size)
+                    for name, size in batches],
                    key=lambda file: -file[2])
     with ThreadPoolExecutor(max_workers=min(files, os.cpu_count() or 1)) as pool:
         jobs = [pool.submit(run, [cc, *(f for f in file_flags if f != "-shared"), "-c",

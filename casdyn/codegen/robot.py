@@ -28,7 +28,8 @@ COMPILED_BY_DEFAULT = [
 
 def export_robot(cache: FunctionCache, functions, directory: str | os.PathLike,
                  compile: bool, compiler: str | None, flags, prefix: str | None,
-                 native: bool, progress: bool | None) -> dict[str, ca.Function]:
+                 native: bool, progress: bool | None,
+                 batch: bool = False) -> dict[str, ca.Function]:
     """:meth:`casdyn.RigidBodyTree.export_c` for the robot of ``cache``."""
     name = cache.model.name
     prefix = identifier(name) if prefix is None else export.checked_prefix(prefix)
@@ -39,6 +40,7 @@ def export_robot(cache: FunctionCache, functions, directory: str | os.PathLike,
         loaded = export.export_functions(
             built, directory, f"casdyn_{name}", compile=compile, compiler=compiler,
             flags=flags, prefix=prefix, native=native, names=list(chosen), progress=report,
+            batched=[cache.get_key(key) for key in chosen.values()] if batch else None,
         )
     if not compile:
         loaded = [cache.get_key(key) for key in chosen.values()]
