@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import arguments
 from ..algorithms import configuration, identification
+from ..codegen import background
 from ..functions.cache import FunctionCache
 from ..functions.registry import VECTOR_OUTPUTS
 from ..model.tree import Model
@@ -64,6 +65,9 @@ class NumericEngine:
         # casdyn.runtime.entry
         self._native: dict[tuple, tuple] = {}
         self._workspace = _Workspace()
+        # numeric calls of Functions not compiled yet, compiled in the background after a
+        # while (None: CASDYN_COMPILE=0)
+        self._counter = background.CallCounter(self) if background.enabled() else None
         # (name, no_fext) -> compiled entry point of a call without options: shared by the
         # threads, as the entry point keeps nothing between calls (the shortest numeric path)
         self._entry_points: dict[tuple[str, bool], tuple] = {}
@@ -122,6 +126,8 @@ class NumericEngine:
             if result is not None:
                 return result
         key, function, evaluator, _ = entry or self._thread_entry(name, options, no_fext)
+        if native is None and self._counter is not None:
+            self._counter.note(key)
         fast = self._evaluate_fast(evaluator, values)
         if fast is not None:
             return fast
