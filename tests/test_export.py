@@ -308,3 +308,26 @@ def test_export_builds_for_this_processor_only_when_asked(tmp_path):
     with pytest.raises(ExportError, match="does not accept -march=native"):
         robot.export_c(tmp_path / "refused", ["mass_matrix"], compiler=refusing, native=True)
     assert not (tmp_path / "refused").exists()
+
+
+def test_large_files_compile_once_then_come_from_the_object_cache(tmp_path, monkeypatch):
+    from casdyn.codegen import object_cache
+
+    monkeypatch.setenv("CASDYN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(object_cache, "CACHED_FROM", 0)  # every file counts as large here
+    compiler, log = _compiler_script(tmp_path, "cc", "never")
+    robot = casdyn.load_robot("planar_2link")
+    functions = ["mass_matrix", "gravity_torque"]
+    first = robot.export_c(tmp_path / "first", functions, compiler=compiler, batch=True)
+    compiled = [c for c in _builds(log) if " -c " in c]
+    assert len(compiled) == 3  # the functions' file and two batched ones
+    log.unlink()
+    again = robot.export_c(tmp_path / "again", functions, compiler=compiler, batch=True)
+    assert not [c for c in _builds(log) if " -c " in c]  # only the link
+    q = [0.3, -0.4]
+    for key in functions:
+        assert np.array_equal(np.array(again[key](q)), np.array(first[key](q)))
+    log.unlink()
+    robot.export_c(tmp_path / "other", functions, compiler=compiler, batch=True,
+                    flags="-O1 -fPIC -shared")
+    assert len([c for c in _builds(log) if " -c " in c]) == 3  # other flags: other objects

@@ -25,7 +25,7 @@ from ..functions.names import identifier
 from ..progress import SILENT, Progress
 from ..runtime import entry
 from ..runtime.batch import BatchKernel
-from . import simd
+from . import object_cache, simd
 
 COMPILERS = ("cc", "gcc", "clang")
 
@@ -323,6 +323,18 @@ def _compile(cc: str, parts: list[tuple[str, list, int]], scratch: Path, library
             tail = "\n".join(result.stderr.strip().splitlines()[-8:])
             raise ExportError(f"compiling {source} failed ({' '.join(command)}):\n{tail}")
 
+    def compile_object(command: list[str], name: str, work: int) -> None:
+        """``name``.o, from the object cache where a large file was compiled before."""
+        if work < object_cache.CACHED_FROM:
+            run(command, f"{name}.c")
+            return
+        key = object_cache.key(command, scratch / f"{name}.c")
+        if object_cache.fetch(key, scratch / f"{name}.o"):
+            with progress.step(f"{name}.c, compiled before"):
+                return
+        run(command, f"{name}.c")
+        object_cache.keep(key, scratch / f"{name}.o")
+
     def part_flags(size: int) -> tuple[str, ...]:
         if flags is not None:
             return (*flags, *extra)
@@ -346,9 +358,9 @@ def _compile(cc: str, parts: list[tuple[str, list, int]], scratch: Path, library
                     for name, size in batches],
                    key=lambda file: -file[2])
     with ThreadPoolExecutor(max_workers=min(files, os.cpu_count() or 1)) as pool:
-        jobs = [pool.submit(run, [cc, *(f for f in file_flags if f != "-shared"), "-c",
-                                  f"{name}.c", "-o", f"{name}.o"], f"{name}.c")
-                for name, file_flags, _ in order]
+        jobs = [pool.submit(compile_object, [cc, *(f for f in file_flags if f != "-shared"),
+                                             "-c", f"{name}.c", "-o", f"{name}.o"], name, work)
+                for name, file_flags, work in order]
         for job in jobs:
             job.result()
     run([cc, *part_flags(0), *(f"{name}.o" for name, _, _ in order), "-o", library, "-lm"],
