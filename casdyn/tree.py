@@ -457,6 +457,12 @@ class RigidBodyTree:
         ``-march=native``), so the next process loads it without compiling; a cached library
         that is damaged is built again. Needs a C compiler the first time. ``progress`` as in
         :meth:`export_c`. Returns ``self``.
+
+        The library also holds each function's batched C (:mod:`casdyn.codegen.simd`):
+        batched calls evaluate a block of samples per vector instruction, and large batches
+        are split across threads. Without ``compile()``, the functions that numeric calls
+        use are compiled in the background after a while (:mod:`casdyn.codegen.background`;
+        ``CASDYN_COMPILE=0`` turns that off).
         """
         compile_robot(self._engine, functions, directory, progress)
         return self

@@ -271,3 +271,17 @@ def test_threads_give_the_numbers_of_one_thread(compiled):
     two = kernel([q, qd, x], 1001, threads=2)
     three = kernel([q, qd, x], 1001, threads=3)
     assert np.array_equal(one[0], two[0]) and np.array_equal(one[0], three[0])
+
+
+def test_sparse_outputs_are_scattered_back(tmp_path):
+    """A Jacobian with structural zeros (the left arm's tool does not move with the right
+    arm's joints) comes back dense, as from single calls."""
+    robot = casdyn.load_robot("torso_two_arms").compile(
+        [("geometric_jacobian", {"body": "left_tool"})], directory=tmp_path, progress=False)
+    function = robot.function("geometric_jacobian", body="left_tool")
+    assert not function.sparsity_out(0).is_dense() and robot._engine._kernels
+    q = np.array([robot.random_configuration(k) for k in range(W + 3)])
+    batch = robot.geometric_jacobian(q, "left_tool")
+    assert batch.shape == (W + 3, 6, robot.nv)
+    for k in range(W + 3):
+        _assert_agree(batch[k], robot.geometric_jacobian(q[k], "left_tool"))
