@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -126,7 +127,7 @@ def load_library(path: Path, symbols: list[str], with_entry: bool = False):
 
 
 def load_library_parts(path: Path, symbols: list[str], with_entry: bool = False,
-                       batches: list[tuple[str, ca.Function]] = ()):
+                       batches: Sequence[tuple[str, ca.Function]] = ()):
     """``(Functions, module, kernels)``: the functions ``symbols`` of the compiled library
     ``path`` as ``casadi.Function``s, its module :mod:`casdyn.runtime.entry` (None unless
     ``with_entry``) and a :class:`casdyn.runtime.batch.BatchKernel` for each ``(symbol,
@@ -311,7 +312,7 @@ def _generate(parts: list[tuple[str, list, int]], scratch: Path, appended: str |
 
 def _compile(cc: str, parts: list[tuple[str, list, int]], scratch: Path, library: str,
              flags: tuple[str, ...] | None, extra: tuple[str, ...],
-             progress: Progress = SILENT, batches: list[tuple[str, int]] = ()) -> None:
+             progress: Progress = SILENT, batches: Sequence[tuple[str, int]] = ()) -> None:
     """Build ``library`` from the parts' C and the batched C files ``batches`` (``(name,
     instructions)``, built with :data:`casdyn.codegen.simd.FLAGS` added): one command for
     one file, else each file to an object in parallel (the largest first), then one link."""
@@ -367,7 +368,7 @@ def _compile(cc: str, parts: list[tuple[str, list, int]], scratch: Path, library
         library)
 
 
-def _generate_batches(batches: list[tuple[str, ca.Function]], basename: str,
+def _generate_batches(batches: Sequence[tuple[str, ca.Function]], basename: str,
                       scratch: Path) -> list[tuple[str, int]]:
     """The batched C file of each ``(symbol, SX Function)`` in ``scratch``, declared in the
     header ``basename.h``; returns ``(file name without .c, instructions)`` of each."""
@@ -402,7 +403,7 @@ def write_library(functions: list[ca.Function], directory: Path, basename: str, 
            flags: tuple[str, ...] | None, extra: tuple[str, ...] = (),
            appended: str | None = None, prefix: str = "",
            progress: Progress = SILENT,
-           batches: list[tuple[str, ca.Function]] = ()) -> Path | None:
+           batches: Sequence[tuple[str, ca.Function]] = ()) -> Path | None:
     """Generate the C files (see :func:`_parts`; the C ``appended`` at the end of the
     first) and the header ``basename.h`` and, with a compiler ``cc``, build the library
     (``extra``: flags added to every command); move them into ``directory`` once all of it

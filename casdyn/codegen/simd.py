@@ -147,9 +147,9 @@ def source(function: ca.Function, symbol: str, width: int = WIDTH) -> str:
             raise UnsupportedOperation(
                 f"{function.name()} has an operation the batched C does not write "
                 f"(CasADi operation {op})")
-    names = [f"w{k}" for k in range(slots)] + \
+    variables = [f"w{k}" for k in range(slots)] + \
         [f"{c}{k}" for k in range(pairs) for c in "sc"]
-    declarations = f"  casdyn_v {', '.join(names)};\n" if names else ""
+    declarations = f"  casdyn_v {', '.join(variables)};\n" if variables else ""
     return _TEMPLATE.format(
         width=width, symbol=symbol, n_in=max(n_in, 1), n_out=max(n_out, 1),
         nnz_in=", ".join(str(n) for n in nnz_in) or "0",
