@@ -266,20 +266,21 @@ int {symbol}(const double** arg, const long long* stride, double** res, long lon
       const double* p = arg[i];
       long long c, si = s[i];
       if (!p || si == 0) continue;
-      for (l = 0; l < W; ++l) {{
-        const double* q = p + lane[l] * si;
-        for (c = 0; c < nnz_in[i]; ++c) xd[(j + c) * W + l] = q[c];
-      }}
+      /* nonzero by nonzero, the lanes' W reads from W rows, one contiguous write */
+      for (c = 0; c < nnz_in[i]; ++c)
+        for (l = 0; l < W; ++l) xd[(j + c) * W + l] = p[lane[l] * si + c];
     }}
     {symbol}_block(x, o);
     for (i = 0, j = 0; i < {out_count}; j += nnz_out[i], ++i) {{
       double* p = res[i];
       long long c;
       if (!p) continue;
-      for (l = 0; l < m; ++l) {{
-        double* q = p + (k + l) * nnz_out[i];
-        for (c = 0; c < nnz_out[i]; ++c) q[c] = od[(j + c) * W + l];
-      }}
+      if (m == W) /* nonzero by nonzero: one contiguous read, W writes to W rows */
+        for (c = 0; c < nnz_out[i]; ++c)
+          for (l = 0; l < W; ++l) p[(k + l) * nnz_out[i] + c] = od[(j + c) * W + l];
+      else
+        for (c = 0; c < nnz_out[i]; ++c)
+          for (l = 0; l < m; ++l) p[(k + l) * nnz_out[i] + c] = od[(j + c) * W + l];
     }}
   }}
   free(x);
