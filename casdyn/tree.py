@@ -444,7 +444,7 @@ class RigidBodyTree:
                             prefix, native, progress, batch)
 
     def compile(self, functions=None, *, directory: str | os.PathLike | None = None,
-                progress: bool | None = None):
+                progress: bool | None = None, batch: bool | None = None):
         """Compile Functions to C once (cached on disk) and evaluate numbers with them.
 
         From then on numeric calls (single and batched) of those functions run compiled code
@@ -460,11 +460,14 @@ class RigidBodyTree:
 
         The library also holds each function's batched C (:mod:`casdyn.codegen.simd`):
         batched calls evaluate a block of samples per vector instruction, and large batches
-        are split across threads. Without ``compile()``, the functions that numeric calls
-        use are compiled in the background after a while (:mod:`casdyn.codegen.background`;
-        ``CASDYN_COMPILE=0`` turns that off).
+        are split across threads. ``batch``: None builds it for functions of up to
+        ``casdyn.codegen.simd.BATCHED_BY_DEFAULT`` instructions (larger ones, derivatives of
+        long chains and humanoids, then batch through ``Function.map``: their batched C
+        takes minutes to build), True for all, False for none. Without ``compile()``, the
+        functions that numeric calls use are compiled in the background after a while
+        (:mod:`casdyn.codegen.background`; ``CASDYN_COMPILE=0`` turns that off).
         """
-        compile_robot(self._engine, functions, directory, progress)
+        compile_robot(self._engine, functions, directory, progress, batch)
         return self
 
     @property

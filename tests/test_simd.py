@@ -285,3 +285,19 @@ def test_sparse_outputs_are_scattered_back(tmp_path):
     assert batch.shape == (W + 3, 6, robot.nv)
     for k in range(W + 3):
         _assert_agree(batch[k], robot.geometric_jacobian(q[k], "left_tool"))
+
+
+def test_compile_builds_the_batched_c_by_size_unless_told(tmp_path, monkeypatch):
+    functions = ["gravity_torque", "mass_matrix"]
+    sizes = {f: casdyn.load_robot("planar_2link").function(f).n_instructions() for f in functions}
+    monkeypatch.setattr(simd, "BATCHED_BY_DEFAULT", min(sizes.values()))  # the smaller only
+    by_size = casdyn.load_robot("planar_2link").compile(functions, directory=tmp_path)
+    assert [key[0] for key in by_size._engine._kernels] == [min(sizes, key=sizes.get)]
+    every = casdyn.load_robot("planar_2link").compile(functions, directory=tmp_path, batch=True)
+    assert len(every._engine._kernels) == 2
+    none = casdyn.load_robot("planar_2link").compile(functions, directory=tmp_path, batch=False)
+    assert not none._engine._kernels and len(none.compiled_functions) == 2
+    q = np.array([[0.1, 0.2], [0.3, -0.4], [1.0, 2.0]])
+    for robot in (by_size, every):  # batches with and without the batched C agree
+        _assert_agree(robot.mass_matrix(q), none.mass_matrix(q))
+        _assert_agree(robot.gravity_torque(q), none.gravity_torque(q))

@@ -48,20 +48,30 @@ def export_robot(cache: FunctionCache, functions, directory: str | os.PathLike,
 
 
 def compile_robot(engine: NumericEngine, functions, directory: str | os.PathLike | None,
-                  progress: bool | None) -> None:
+                  progress: bool | None, batch: bool | None = None) -> None:
     """:meth:`casdyn.RigidBodyTree.compile`: the library of ``functions`` from the cache
-    (built the first time), installed in ``engine`` for every thread."""
+    (built the first time), installed in ``engine`` for every thread; with the batched C
+    of each (``batch`` True), of none (False), or of those up to
+    :data:`casdyn.codegen.simd.BATCHED_BY_DEFAULT` instructions (None)."""
     cache = engine.functions
     name = cache.model.name
     keys = export_keys(cache, COMPILED_BY_DEFAULT if functions is None else functions)
     with Progress(name, enabled(progress)) as report:
         chosen = build_for_c(cache, keys, report)
         # the batched C of each from its SX graph (the C form may be an MX Function)
-        batched = [sx if simd.supported(sx) else None for sx in map(cache.get_key, keys)]
+        batched = [sx if simd.supported(sx) and _batched(sx, batch) else None
+                   for sx in map(cache.get_key, keys)]
         compiled, module, kernels = library_cache.cached_library_parts(
             chosen, f"casdyn_{name}", pickle.dumps(cache.model), directory, VECTOR_OUTPUTS,
             progress=report, batched=batched)
     engine.install(keys, compiled, module, kernels)
+
+
+def _batched(function: ca.Function, batch: bool | None) -> bool:
+    """Whether compile() builds the batched C of ``function`` (see :func:`compile_robot`)."""
+    if batch is None:
+        return function.n_instructions() <= simd.BATCHED_BY_DEFAULT
+    return batch
 
 
 def build_for_c(cache: FunctionCache, keys: list[tuple],

@@ -50,6 +50,11 @@ FLAGS = ("-ffp-contract=off", "-fno-math-errno")
 # compilation (0.44 against 0.29 s); -O1 compiled in 0.10 s, 32 ns per sample
 OPTIMISE_AS = 20_000
 
+# RigidBodyTree.compile() builds the batched C of Functions up to this many instructions
+# unless told (batch=True: all): the build of a large Function's batched C takes as long as
+# its scalar C's (the 24-link chain's and the floating TALOS's derivatives: minutes)
+BATCHED_BY_DEFAULT = 20_000
+
 # C for each operation: binary and unary ones as vector expressions of x (and y), the rest
 # (comparisons, C library functions, branches) lane by lane, as scalar expressions of x, y
 _VECTOR = {
