@@ -103,6 +103,24 @@ def _name_and_options(key: str) -> tuple:
     return (name, {"fext": False}) if name != key else (name, {})
 
 
+def test_the_dense_twin_writes_numpy_layout(exported):
+    """``<symbol>_dense``: every output dense and row-major per sample, NumPy's C order."""
+    robot, directory, _ = exported
+    function = robot.function("inverse_dynamics_derivatives")
+    assert "int arm_inverse_dynamics_derivatives_batch_dense(" in \
+        (directory / "casdyn_ur5e.h").read_text()
+    entry = _batch_entry(directory / "libcasdyn_ur5e.so",
+                         "arm_inverse_dynamics_derivatives_batch_dense")
+    n = W + 2
+    rng = np.random.default_rng(4)
+    inputs = [rng.uniform(-3, 3, (n, function.nnz_in(i))) for i in range(function.n_in())]
+    outputs = _call(entry, inputs, [function.numel_out(i) for i in range(3)], n)
+    for k in range(n):
+        args = [ca.DM(function.sparsity_in(i), x[k]) for i, x in enumerate(inputs)]
+        for got, want in zip(outputs, function.call(args), strict=True):
+            _assert_agree(got[k].reshape(want.shape), np.array(want.full()))
+
+
 def test_shared_and_missing_inputs_and_outputs_left_out(exported):
     """stride 0: one input for every sample; NULL input: zeros; NULL output: not written."""
     robot, directory, _ = exported

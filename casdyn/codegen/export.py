@@ -155,8 +155,7 @@ def load_library_parts(path: Path, symbols: list[str], with_entry: bool = False,
         kernels = []
         if batches:
             handle = ctypes.CDLL(private)  # the library CasADi opened, by the same path
-            kernels = [BatchKernel(getattr(handle, symbol), function)
-                       for symbol, function in batches]
+            kernels = [BatchKernel(handle, symbol, function) for symbol, function in batches]
         return functions, module, kernels
     except (OSError, RuntimeError, ImportError, AttributeError) as exc:
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
@@ -375,8 +374,9 @@ def _generate_batches(batches: Sequence[tuple[str, ca.Function]], basename: str,
     if not batches:
         return []
     header = scratch / f"{basename}.h"
-    declarations = [f"int {symbol}(const double** arg, const long long* stride, double** res, "
-                    "long long n);" for symbol, _ in batches]
+    declarations = [f"int {symbol}{form}(const double** arg, const long long* stride, "
+                    "double** res, long long n);" for symbol, _ in batches
+                    for form in ("", "_dense")]
     text = header.read_text()
     guard = "#ifdef __cplusplus\n} /* extern \"C\" */\n#endif"
     block = "\n/* batched entry points (casdyn.codegen.simd) */\n" + "\n".join(declarations) + "\n"

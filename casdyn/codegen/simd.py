@@ -19,7 +19,9 @@ batched and contiguous (``stride[i]`` = the input's number of nonzeros). Output 
 sample ``k`` is written to ``res[j] + k * nnz_out(j)`` in the same order (``res[j] ==
 NULL``: not written). In NumPy terms, C-ordered ``(n, nnz)`` arrays in and out. Returns 0
 (1 if its scratch space could not be allocated). The function keeps no state: calls on
-disjoint outputs may run in parallel threads.
+disjoint outputs may run in parallel threads. Its twin ``<symbol>_dense`` (same arguments)
+writes each output dense and row-major instead, structural zeros included: output ``j`` of
+sample ``k`` at ``res[j] + k * rows * cols`` — NumPy's C-ordered ``(n, rows, cols)``.
 
 Every lane computes what the scalar code computes for its sample: the same operations in
 the same order, the other C library functions (atan2, exp, ...) lane by lane. Built without
@@ -155,7 +157,16 @@ def source(function: ca.Function, symbol: str, width: int = WIDTH) -> str:
     variables = [f"w{k}" for k in range(slots)] + \
         [f"{c}{k}" for k in range(pairs) for c in "sc"]
     declarations = f"  casdyn_v {', '.join(variables)};\n" if variables else ""
+    places: list[int] = []
+    for i in range(n_out):
+        cols = function.size_out(i)[1]
+        row, col = function.sparsity_out(i).get_triplet()
+        places += [r * cols + c for r, c in zip(row, col, strict=True)]
     return _TEMPLATE.format(
+        size_out=", ".join(str(function.numel_out(i)) for i in range(n_out)) or "0",
+        zeros_out=", ".join(str(int(function.nnz_out(i) < function.numel_out(i)))
+                            for i in range(n_out)) or "0",
+        place=", ".join(map(str, places)) or "0",
         width=width, symbol=symbol, n_in=max(n_in, 1), n_out=max(n_out, 1),
         nnz_in=", ".join(str(n) for n in nnz_in) or "0",
         nnz_out=", ".join(str(n) for n in nnz_out) or "0",
@@ -246,9 +257,15 @@ static void {symbol}_block(const casdyn_v* restrict x, casdyn_v* restrict o) {{
 {declarations}{body}
 }}
 
-int {symbol}(const double** arg, const long long* stride, double** res, long long n) {{
+static int {symbol}_run(const double** arg, const long long* stride, double** res, long long n,
+                        int dense) {{
   static const long long nnz_in[{n_in}] = {{{nnz_in}}};
   static const long long nnz_out[{n_out}] = {{{nnz_out}}};
+  /* per output: its dense size and whether it has structural zeros; per nonzero: its place
+     in the dense matrix, row-major */
+  static const long long size_out[{n_out}] = {{{size_out}}};
+  static const char zeros_out[{n_out}] = {{{zeros_out}}};
+  static const long long place[{out_total}] = {{{place}}};
   const long long* s = stride ? stride : nnz_in;
   long long k, i, j, l, m, lane[W];
   size_t bytes = ({in_total} + {out_total}) * sizeof(casdyn_v);
@@ -278,17 +295,29 @@ int {symbol}(const double** arg, const long long* stride, double** res, long lon
     {symbol}_block(x, o);
     for (i = 0, j = 0; i < {out_count}; j += nnz_out[i], ++i) {{
       double* p = res[i];
-      long long c;
+      long long c, so = dense ? size_out[i] : nnz_out[i];
       if (!p) continue;
-      if (m == W) /* nonzero by nonzero: one contiguous read, W writes to W rows */
-        for (c = 0; c < nnz_out[i]; ++c)
-          for (l = 0; l < W; ++l) p[(k + l) * nnz_out[i] + c] = od[(j + c) * W + l];
-      else
-        for (c = 0; c < nnz_out[i]; ++c)
-          for (l = 0; l < m; ++l) p[(k + l) * nnz_out[i] + c] = od[(j + c) * W + l];
+      if (dense && zeros_out[i])
+        for (l = 0; l < m; ++l) memset(p + (k + l) * so, 0, (size_t)so * sizeof(double));
+      /* nonzero by nonzero: one contiguous read, a write to each lane's row */
+      for (c = 0; c < nnz_out[i]; ++c) {{
+        long long at = dense ? place[j + c] : c;
+        if (m == W)
+          for (l = 0; l < W; ++l) p[(k + l) * so + at] = od[(j + c) * W + l];
+        else
+          for (l = 0; l < m; ++l) p[(k + l) * so + at] = od[(j + c) * W + l];
+      }}
     }}
   }}
   free(x);
   return 0;
+}}
+
+int {symbol}(const double** arg, const long long* stride, double** res, long long n) {{
+  return {symbol}_run(arg, stride, res, n, 0);
+}}
+
+int {symbol}_dense(const double** arg, const long long* stride, double** res, long long n) {{
+  return {symbol}_run(arg, stride, res, n, 1);
 }}
 """

@@ -43,21 +43,27 @@ class BatchKernel:
     long* stride, double** res, long long n)``, see :mod:`casdyn.codegen.simd`) in a loaded
     library. Stateless: any thread may call it."""
 
-    def __init__(self, entry, function: ca.Function):
-        entry.argtypes = [ctypes.POINTER(_DOUBLE_P), ctypes.POINTER(ctypes.c_longlong),
-                          ctypes.POINTER(_DOUBLE_P), ctypes.c_longlong]
-        entry.restype = ctypes.c_int
-        self._entry = entry
+    def __init__(self, library: ctypes.CDLL, symbol: str, function: ca.Function):
+        self._entries = []
+        for form in (symbol, f"{symbol}_dense"):
+            entry = getattr(library, form)
+            entry.argtypes = [ctypes.POINTER(_DOUBLE_P), ctypes.POINTER(ctypes.c_longlong),
+                              ctypes.POINTER(_DOUBLE_P), ctypes.c_longlong]
+            entry.restype = ctypes.c_int
+            self._entries.append(entry)
         self.nnz_in = [function.nnz_in(i) for i in range(function.n_in())]
         self.nnz_out = [function.nnz_out(i) for i in range(function.n_out())]
+        self.numel_out = [function.numel_out(i) for i in range(function.n_out())]
         self._work = max(function.n_instructions(), 1) if function.is_a("SXFunction") else 1
 
-    def __call__(self, inputs: list[np.ndarray], n: int,
-                 threads: int | None = None) -> list[np.ndarray]:
-        """The outputs ``(n, nnz_out)`` of ``n`` samples; ``inputs[i]`` is a C-contiguous
-        float64 array ``(n, nnz_in)`` (one row per sample) or ``(nnz_in,)`` (every sample's).
+    def __call__(self, inputs: list[np.ndarray], n: int, threads: int | None = None,
+                 dense: bool = False) -> list[np.ndarray]:
+        """The outputs ``(n, nnz_out)`` of ``n`` samples (``dense``: ``(n, rows * cols)``,
+        each sample's output dense and row-major); ``inputs[i]`` is a C-contiguous float64
+        array ``(n, nnz_in)`` (one row per sample) or ``(nnz_in,)`` (every sample's).
         ``threads``: how many threads to split the batch across (default: by its size)."""
-        outputs = [np.empty((n, nnz)) for nnz in self.nnz_out]
+        entry = self._entries[dense]
+        outputs = [np.empty((n, size)) for size in (self.numel_out if dense else self.nnz_out)]
         if n == 0:
             return outputs
         if threads is None:
@@ -65,16 +71,18 @@ class BatchKernel:
         strides = [a.shape[1] if a.ndim == 2 else 0 for a in inputs]
         stride = (ctypes.c_longlong * max(len(strides), 1))(*strides)
         if threads <= 1:
-            self._run(inputs, strides, stride, outputs, 0, n)
+            self._run(entry, inputs, strides, stride, outputs, 0, n)
             return outputs
         bounds = [n * t // threads for t in range(threads + 1)]
-        jobs = [_threads().submit(self._run, inputs, strides, stride, outputs, start, stop)
+        jobs = [_threads().submit(self._run, entry, inputs, strides, stride, outputs, start,
+                                  stop)
                 for start, stop in itertools.pairwise(bounds) if stop > start]
         for job in jobs:
             job.result()
         return outputs
 
-    def _run(self, inputs, strides, stride, outputs, start: int, stop: int) -> None:
+    @staticmethod
+    def _run(entry, inputs, strides, stride, outputs, start: int, stop: int) -> None:
         """Samples ``start`` to ``stop`` (the GIL released while C runs)."""
         arg = (_DOUBLE_P * max(len(inputs), 1))(
             *(ctypes.cast(int(a.ctypes.data + 8 * start * s), _DOUBLE_P)
@@ -82,5 +90,5 @@ class BatchKernel:
         res = (_DOUBLE_P * max(len(outputs), 1))(
             *(ctypes.cast(int(o.ctypes.data + 8 * start * o.shape[1]), _DOUBLE_P)
               for o in outputs))
-        if self._entry(arg, stride, res, stop - start) != 0:
+        if entry(arg, stride, res, stop - start) != 0:
             raise MemoryError("the batched evaluation could not allocate its scratch space")

@@ -225,8 +225,8 @@ class NumericEngine:
     def _evaluate_kernel(kernel: BatchKernel, function: ca.Function, inputs: dict,
                          single: dict, n: int, vector: list[bool]):
         """:meth:`_evaluate_batch` by the batched C of a compiled library: each input as one
-        row of nonzeros per sample (shared inputs once), every output's rows back to NumPy's
-        shapes."""
+        row of nonzeros per sample (shared inputs once), the outputs written dense in NumPy's
+        layout by the C."""
         flat = []
         for (name, value), nnz in zip(inputs.items(), kernel.nnz_in, strict=True):
             value = np.asarray(value, dtype=float)
@@ -234,19 +234,10 @@ class NumericEngine:
             if value.ndim - batched == 2:  # a matrix: CasADi's nonzeros are column-major
                 value = np.swapaxes(value, -1, -2)
             flat.append(np.ascontiguousarray(value.reshape((n, nnz) if batched else (nnz,))))
-        outputs = kernel(flat, n)
+        outputs = kernel(flat, n, dense=True)  # NumPy's layout already
         results = []
         for i, (out, v) in enumerate(zip(outputs, vector, strict=True)):
-            sparsity = function.sparsity_out(i)
-            rows, cols = sparsity.size()
-            if sparsity.is_dense():
-                results.append(out if v else np.ascontiguousarray(
-                    out.reshape(n, cols, rows).transpose(0, 2, 1)))
-            else:
-                dense = np.zeros((n, rows, cols))
-                row, col = sparsity.get_triplet()
-                dense[:, row, col] = out
-                results.append(dense[:, :, 0] if v else dense)
+            results.append(out if v else out.reshape((n, *function.size_out(i))))
         return results[0] if len(results) == 1 else tuple(results)
 
     def _mapped(self, key: tuple, function: ca.Function, size: int) -> NumericEvaluator:
