@@ -86,7 +86,8 @@ def batches(names: list[str], rounds: int, cache: Path) -> str:
             warnings.simplefilter("ignore", casdyn.ModelWarning)
             robot = casdyn.load_urdf(urdf, floating_base=floating)
         started = time.perf_counter()
-        robot.compile([(f, o) for _, f, o in FUNCTIONS], directory=cache, progress=False)
+        robot.compile([(f, o) for _, f, o in FUNCTIONS], directory=cache, progress=False,
+                      batch=True)
         print(f"{name}: compiled (or loaded) in {time.perf_counter() - started:.1f} s",
               file=sys.stderr, flush=True)
         pin, model, data = _pinocchio(urdf, floating)
