@@ -249,12 +249,12 @@ def main() -> None:
     rounds = 5 if args.quick else 15
     sections = args.section or ["batches", "default", "export"]
     names = ["UR5e"] if args.quick else list(robots())
-    cache = Path(tempfile.mkdtemp(prefix="casdyn-throughput-"))
     for section in sections:
         if section == "batches":
             title = ("Batches after compile(), per sample (SIMD lanes; medians of "
                      f"{rounds} interleaved rounds)")
-            body = batches(names, rounds, cache)
+            with tempfile.TemporaryDirectory(prefix="casdyn-throughput-") as cache:
+                body = batches(names, rounds, Path(cache))
         elif section == "default":
             title = "Compiled speed by default (no compile() call)"
             body = default_speed(rounds)
