@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
+# Numeric calls compile in the background by default; the tests count call paths and
+# compilations, so it is off unless a test turns it on (tests/test_background.py)
+os.environ["CASDYN_COMPILE"] = "0"
+
 import numpy as np
 import pytest
 from random_trees import random_urdf

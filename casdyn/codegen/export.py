@@ -6,6 +6,7 @@ place only when all of it succeeded, so a failed export leaves the target as it 
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import os
 import re
@@ -14,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -23,6 +25,8 @@ from ..errors import ExportError, InputError
 from ..functions.names import identifier
 from ..progress import SILENT, Progress
 from ..runtime import entry
+from ..runtime.batch import BatchKernel
+from . import object_cache, simd
 
 COMPILERS = ("cc", "gcc", "clang")
 
@@ -117,6 +121,17 @@ def library_path(directory: str | os.PathLike, basename: str) -> Path:
 def load_library(path: Path, symbols: list[str], with_entry: bool = False):
     """The functions ``symbols`` of the compiled library ``path``, as ``casadi.Function``s;
     ``with_entry``: the pair (those Functions, the library's module :mod:`casdyn.runtime.entry`).
+    See :func:`load_library_parts`."""
+    functions, module, _ = load_library_parts(path, symbols, with_entry)
+    return (functions, module) if with_entry else functions
+
+
+def load_library_parts(path: Path, symbols: list[str], with_entry: bool = False,
+                       batches: Sequence[tuple[str, ca.Function]] = ()):
+    """``(Functions, module, kernels)``: the functions ``symbols`` of the compiled library
+    ``path`` as ``casadi.Function``s, its module :mod:`casdyn.runtime.entry` (None unless
+    ``with_entry``) and a :class:`casdyn.runtime.batch.BatchKernel` for each ``(symbol,
+    Function)`` of ``batches``.
 
     The library is loaded through a private copy under a fresh name, removed again once
     loaded: the dynamic loader hands back an already loaded library for a path (or file) it
@@ -136,8 +151,13 @@ def load_library(path: Path, symbols: list[str], with_entry: bool = False):
         with os.fdopen(fd, "wb") as copy, open(path, "rb") as library:
             shutil.copyfileobj(library, copy)
         functions = [ca.external(symbol, private) for symbol in symbols]
-        return (functions, entry.load(Path(private))) if with_entry else functions
-    except (OSError, RuntimeError, ImportError) as exc:
+        module = entry.load(Path(private)) if with_entry else None
+        kernels = []
+        if batches:
+            handle = ctypes.CDLL(private)  # the library CasADi opened, by the same path
+            kernels = [BatchKernel(handle, symbol, function) for symbol, function in batches]
+        return functions, module, kernels
+    except (OSError, RuntimeError, ImportError, AttributeError) as exc:
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise ExportError(f"loading the compiled library {path} failed: {reason}") from None
     finally:
@@ -197,6 +217,7 @@ def export_functions(
     native: bool = False,
     names: list[str] | None = None,
     progress: Progress = SILENT,
+    batched: list[ca.Function] | None = None,
 ) -> list[ca.Function]:
     """Write ``basename.c`` and ``basename.h`` for ``functions`` into ``directory``; with
     ``compile``, also build ``lib<basename>.so`` and return the functions loaded from it, in
@@ -215,7 +236,9 @@ def export_functions(
     command; an error where the compiler does not take it) — faster, but it may not run on
     another machine; the C stays portable.
     Nothing is written unless all of it succeeded. ``progress`` reports the generation and
-    the compilation (:mod:`casdyn.progress`).
+    the compilation (:mod:`casdyn.progress`). ``batched``: for each function, the SX
+    Function of the same inputs and outputs whose batched entry point ``<symbol>_batch``
+    (:mod:`casdyn.codegen.simd`) is exported too.
     """
     prefix = checked_prefix(prefix)
     flags = checked_flags(flags)
@@ -231,8 +254,14 @@ def export_functions(
                               "native=False")
     symbols = [f"{prefix}_{name}" if prefix else name for name in names]
     renamed = [_renamed(f, symbol) for f, symbol in zip(functions, symbols, strict=True)]
+    batches = []
+    for function, symbol in zip(batched, symbols, strict=True) if batched else ():
+        if not simd.supported(function):
+            raise ExportError(f"{symbol} has no batched form: the batched C takes SX "
+                              "Functions of arithmetic and C library operations")
+        batches.append((f"{symbol}_batch", function))
     library = write_library(renamed, Path(directory), identifier(basename, "casdyn"), cc, flags,
-                     extra, prefix=prefix, progress=progress)
+                     extra, prefix=prefix, progress=progress, batches=batches)
     if library is None:
         return list(functions)
     loaded = load_library(library, symbols)
@@ -282,9 +311,10 @@ def _generate(parts: list[tuple[str, list, int]], scratch: Path, appended: str |
 
 def _compile(cc: str, parts: list[tuple[str, list, int]], scratch: Path, library: str,
              flags: tuple[str, ...] | None, extra: tuple[str, ...],
-             progress: Progress = SILENT) -> None:
-    """Build ``library`` from the parts' C: one command for one file, else each file to
-    an object in parallel (the largest first), then one link."""
+             progress: Progress = SILENT, batches: Sequence[tuple[str, int]] = ()) -> None:
+    """Build ``library`` from the parts' C and the batched C files ``batches`` (``(name,
+    instructions)``, built with :data:`casdyn.codegen.simd.FLAGS` added): one command for
+    one file, else each file to an object in parallel (the largest first), then one link."""
 
     def run(command: list[str], source: str) -> None:
         with progress.step(source):
@@ -292,6 +322,18 @@ def _compile(cc: str, parts: list[tuple[str, list, int]], scratch: Path, library
         if result.returncode != 0:
             tail = "\n".join(result.stderr.strip().splitlines()[-8:])
             raise ExportError(f"compiling {source} failed ({' '.join(command)}):\n{tail}")
+
+    def compile_object(command: list[str], name: str, work: int) -> None:
+        """``name``.o, from the object cache where a large file was compiled before."""
+        if work < object_cache.CACHED_FROM:
+            run(command, f"{name}.c")
+            return
+        key = object_cache.key(command, scratch / f"{name}.c")
+        if object_cache.fetch(key, scratch / f"{name}.o"):
+            with progress.step(f"{name}.c, compiled before"):
+                return
+        run(command, f"{name}.c")
+        object_cache.keep(key, scratch / f"{name}.o")
 
     def part_flags(size: int) -> tuple[str, ...]:
         if flags is not None:
@@ -302,21 +344,49 @@ def _compile(cc: str, parts: list[tuple[str, list, int]], scratch: Path, library
             chosen = tuple(f for f in chosen if f not in _GCC_ONLY)
         return (*chosen, *extra)
 
-    progress.phase(f"compiling {len(parts)} C file" + ("s, then linking" if len(parts) > 1 else ""),
-                   len(parts) + (len(parts) > 1))
-    if len(parts) == 1:
+    files = len(parts) + len(batches)
+    progress.phase(f"compiling {files} C file" + ("s, then linking" if files > 1 else ""),
+                   files + (files > 1))
+    if files == 1:
         name, _, size = parts[0]
         run([cc, *part_flags(size), f"{name}.c", "-o", library, "-lm"], f"{name}.c")
         return
-    order = sorted(parts, key=lambda part: -sum(_size(f) for f in part[1]))
-    with ThreadPoolExecutor(max_workers=min(len(parts), os.cpu_count() or 1)) as pool:
-        jobs = [pool.submit(run, [cc, *(f for f in part_flags(size) if f != "-shared"), "-c",
-                                  f"{name}.c", "-o", f"{name}.o"], f"{name}.c")
-                for name, _, size in order]
+    # (file, its flags, work) of every file, the largest first
+    order = sorted([(name, part_flags(size), sum(_size(f) for f in functions))
+                    for name, functions, size in parts] +
+                   [(name, (*part_flags(max(size, simd.OPTIMISE_AS)), *simd.FLAGS), size)
+                    for name, size in batches],
+                   key=lambda file: -file[2])
+    with ThreadPoolExecutor(max_workers=min(files, os.cpu_count() or 1)) as pool:
+        jobs = [pool.submit(compile_object, [cc, *(f for f in file_flags if f != "-shared"),
+                                             "-c", f"{name}.c", "-o", f"{name}.o"], name, work)
+                for name, file_flags, work in order]
         for job in jobs:
             job.result()
-    run([cc, *part_flags(0), *(f"{name}.o" for name, _, _ in parts), "-o", library, "-lm"],
+    run([cc, *part_flags(0), *(f"{name}.o" for name, _, _ in order), "-o", library, "-lm"],
         library)
+
+
+def _generate_batches(batches: Sequence[tuple[str, ca.Function]], basename: str,
+                      scratch: Path) -> list[tuple[str, int]]:
+    """The batched C file of each ``(symbol, SX Function)`` in ``scratch``, declared in the
+    header ``basename.h``; returns ``(file name without .c, instructions)`` of each."""
+    if not batches:
+        return []
+    header = scratch / f"{basename}.h"
+    declarations = [f"int {symbol}{form}(const double** arg, const long long* stride, "
+                    "double** res, long long n);" for symbol, _ in batches
+                    for form in ("", "_dense")]
+    text = header.read_text()
+    guard = "#ifdef __cplusplus\n} /* extern \"C\" */\n#endif"
+    block = "\n/* batched entry points (casdyn.codegen.simd) */\n" + "\n".join(declarations) + "\n"
+    header.write_text(text.replace(guard, block + guard, 1) if guard in text else text + block)
+    files = []
+    for symbol, function in batches:
+        name = f"{basename}_{symbol}"
+        (scratch / f"{name}.c").write_text(simd.source(function, symbol))
+        files.append((name, function.n_instructions()))
+    return files
 
 
 @functools.lru_cache(maxsize=8)
@@ -332,11 +402,14 @@ def _is_gcc(cc: str) -> bool:
 def write_library(functions: list[ca.Function], directory: Path, basename: str, cc: str | None,
            flags: tuple[str, ...] | None, extra: tuple[str, ...] = (),
            appended: str | None = None, prefix: str = "",
-           progress: Progress = SILENT) -> Path | None:
+           progress: Progress = SILENT,
+           batches: Sequence[tuple[str, ca.Function]] = ()) -> Path | None:
     """Generate the C files (see :func:`_parts`; the C ``appended`` at the end of the
     first) and the header ``basename.h`` and, with a compiler ``cc``, build the library
     (``extra``: flags added to every command); move them into ``directory`` once all of it
-    succeeded. Returns the library's path (None without ``cc``)."""
+    succeeded. ``batches``: ``(C symbol, SX Function)`` of batched entry points
+    (:mod:`casdyn.codegen.simd`), each in a file ``<basename>_<symbol>.c`` and declared in
+    the header. Returns the library's path (None without ``cc``)."""
     if directory.exists() and not directory.is_dir():
         raise ExportError(f"cannot export into {directory}: it is a file, not a directory")
     try:
@@ -350,10 +423,12 @@ def write_library(functions: list[ca.Function], directory: Path, basename: str, 
         with progress.step(f"{len(functions)} function{'s' if len(functions) > 1 else ''} "
                            f"in {len(parts)} file{'s' if len(parts) > 1 else ''}"):
             _generate(parts, scratch, appended)
-        produced = [f"{name}.c" for name, _, _ in parts] + [f"{basename}.h"]
+            batch_files = _generate_batches(batches, basename, scratch)
+        produced = [f"{name}.c" for name, _, _ in parts] + \
+            [f"{name}.c" for name, _ in batch_files] + [f"{basename}.h"]
         if cc is not None:
             library = library_path(scratch, basename).name
-            _compile(cc, parts, scratch, library, flags, extra, progress)
+            _compile(cc, parts, scratch, library, flags, extra, progress, batch_files)
             produced.append(library)
         directory.mkdir(parents=True, exist_ok=True)
         for name in produced:

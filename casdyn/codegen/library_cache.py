@@ -22,6 +22,8 @@ from ..errors import ExportError
 from ..functions.names import identifier
 from ..progress import SILENT, Progress
 from ..runtime import entry
+from ..runtime.batch import BatchKernel
+from . import simd
 from .export import (
     DEFAULT_FLAGS,
     GLOBAL_HELPER,
@@ -32,7 +34,7 @@ from .export import (
     NATIVE_FLAG,
     find_compiler,
     library_path,
-    load_library,
+    load_library_parts,
     native_flags,
     write_library,
 )
@@ -89,6 +91,22 @@ def cached_library(
     vector_outputs: Collection[str] = (),
     progress: Progress = SILENT,
 ) -> tuple[list[ca.Function], ModuleType | None]:
+    """``functions`` compiled and loaded (see :func:`cached_library_parts`), with the
+    library's Python entry point."""
+    compiled, module, _ = cached_library_parts(functions, name, model_key, directory,
+                                               vector_outputs, progress)
+    return compiled, module
+
+
+def cached_library_parts(
+    functions: list[ca.Function],
+    name: str,
+    model_key: bytes,
+    directory: str | os.PathLike | None = None,
+    vector_outputs: Collection[str] = (),
+    progress: Progress = SILENT,
+    batched: list[ca.Function | None] | None = None,
+) -> tuple[list[ca.Function], ModuleType | None, list[BatchKernel | None]]:
     """``functions`` compiled into a library kept in ``directory`` (default
     :func:`cache_directory`), in the same order, named by a hash of the model, the
     functions, the versions of casdyn, CasADi and NumPy (whose C API the entry point uses)
@@ -102,14 +120,23 @@ def cached_library(
     Each library is written atomically, with its SHA-256 beside it (``.sha256``); a library
     whose bytes do not match (truncated, overwritten, foreign) or that fails to load is
     built again instead of being loaded. ``progress`` reports the compilation.
+
+    ``batched``: for each of ``functions``, the SX Function (same inputs and outputs) whose
+    batched entry point ``<name>_batch`` (:mod:`casdyn.codegen.simd`) the library also
+    holds, or None; returned as :class:`casdyn.runtime.batch.BatchKernel` (None where none).
     """
+    batched = list(batched) if batched is not None else [None] * len(functions)
+    batches = [(f"{f.name()}_batch", sx) for f, sx in zip(functions, batched, strict=True)
+               if sx is not None]
     include = entry.include_flags()
     entry_source = entry.source(functions, vector_outputs) if include else None
     digest = hashlib.sha256(pickle.dumps(
         (model_key, [f.serialize() for f in functions], ca.__version__, __version__,
          DEFAULT_FLAGS, LARGE_FUNCTION, LARGE_FUNCTION_FLAGS, HUGE_FUNCTION,
          HUGE_FUNCTION_FLAGS, GLOBAL_HELPER.pattern, NATIVE_FLAG, cpu_identity(),
-         entry_source, include, np.__version__)
+         entry_source, include, np.__version__,
+         [(symbol, sx.serialize()) for symbol, sx in batches], simd.FLAGS,
+         Path(simd.__file__).read_bytes() if batches else b"")
     )).hexdigest()[:16]
     basename = f"{identifier(name, 'casdyn')}_{digest}"
     chosen = directory is not None
@@ -131,10 +158,11 @@ def cached_library(
     checksum = path.with_name(path.name + ".sha256")
     symbols = [f.name() for f in functions]
 
-    def load() -> tuple[list[ca.Function], ModuleType | None]:
-        if include is None:
-            return load_library(path, symbols), None
-        return load_library(path, symbols, with_entry=True)
+    def load() -> tuple[list[ca.Function], ModuleType | None, list[BatchKernel | None]]:
+        compiled, module, kernels = load_library_parts(path, symbols, include is not None,
+                                                       batches)
+        found = iter(kernels)
+        return compiled, module, [next(found) if sx is not None else None for sx in batched]
 
     try:
         if path.is_file() and checksum.is_file() and \
@@ -147,13 +175,13 @@ def cached_library(
         native = native_flags(cc)
         try:
             write_library(functions, directory, basename, cc, None, (*(include or ()), *native),
-                   entry_source, progress=progress)
+                   entry_source, progress=progress, batches=batches)
         except ExportError:
             if not native:
                 raise
             # the compiler takes the flag but cannot build with it (an older assembler)
             write_library(functions, directory, basename, cc, None, include or (), entry_source,
-                   progress=progress)
+                   progress=progress, batches=batches)
         built = load()
         _write_atomically(checksum, _sha256(path) + "\n")
         return built

@@ -15,7 +15,7 @@ from ..functions.names import identifier
 from ..functions.registry import SIGNATURES, VECTOR_OUTPUTS
 from ..progress import Progress, enabled
 from ..runtime.engine import NumericEngine
-from . import export, library_cache, selection
+from . import export, library_cache, selection, simd
 from .loops import for_c
 
 # what compile() builds when it is not told: the dynamics a controller calls most
@@ -28,7 +28,8 @@ COMPILED_BY_DEFAULT = [
 
 def export_robot(cache: FunctionCache, functions, directory: str | os.PathLike,
                  compile: bool, compiler: str | None, flags, prefix: str | None,
-                 native: bool, progress: bool | None) -> dict[str, ca.Function]:
+                 native: bool, progress: bool | None,
+                 batch: bool = False) -> dict[str, ca.Function]:
     """:meth:`casdyn.RigidBodyTree.export_c` for the robot of ``cache``."""
     name = cache.model.name
     prefix = identifier(name) if prefix is None else export.checked_prefix(prefix)
@@ -39,6 +40,7 @@ def export_robot(cache: FunctionCache, functions, directory: str | os.PathLike,
         loaded = export.export_functions(
             built, directory, f"casdyn_{name}", compile=compile, compiler=compiler,
             flags=flags, prefix=prefix, native=native, names=list(chosen), progress=report,
+            batched=[cache.get_key(key) for key in chosen.values()] if batch else None,
         )
     if not compile:
         loaded = [cache.get_key(key) for key in chosen.values()]
@@ -46,18 +48,30 @@ def export_robot(cache: FunctionCache, functions, directory: str | os.PathLike,
 
 
 def compile_robot(engine: NumericEngine, functions, directory: str | os.PathLike | None,
-                  progress: bool | None) -> None:
+                  progress: bool | None, batch: bool | None = None) -> None:
     """:meth:`casdyn.RigidBodyTree.compile`: the library of ``functions`` from the cache
-    (built the first time), installed in ``engine`` for every thread."""
+    (built the first time), installed in ``engine`` for every thread; with the batched C
+    of each (``batch`` True), of none (False), or of those up to
+    :data:`casdyn.codegen.simd.BATCHED_BY_DEFAULT` instructions (None)."""
     cache = engine.functions
     name = cache.model.name
     keys = export_keys(cache, COMPILED_BY_DEFAULT if functions is None else functions)
     with Progress(name, enabled(progress)) as report:
         chosen = build_for_c(cache, keys, report)
-        compiled, module = library_cache.cached_library(
+        # the batched C of each from its SX graph (the C form may be an MX Function)
+        batched = [sx if simd.supported(sx) and _batched(sx, batch) else None
+                   for sx in map(cache.get_key, keys)]
+        compiled, module, kernels = library_cache.cached_library_parts(
             chosen, f"casdyn_{name}", pickle.dumps(cache.model), directory, VECTOR_OUTPUTS,
-            progress=report)
-    engine.install(keys, compiled, module)
+            progress=report, batched=batched)
+    engine.install(keys, compiled, module, kernels)
+
+
+def _batched(function: ca.Function, batch: bool | None) -> bool:
+    """Whether compile() builds the batched C of ``function`` (see :func:`compile_robot`)."""
+    if batch is None:
+        return function.n_instructions() <= simd.BATCHED_BY_DEFAULT
+    return batch
 
 
 def build_for_c(cache: FunctionCache, keys: list[tuple],

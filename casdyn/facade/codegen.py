@@ -34,6 +34,7 @@ class CodegenMethods:
         prefix: str | None = None,
         native: bool = False,
         progress: bool | None = None,
+        batch: bool = False,
     ) -> dict[str, ca.Function]:
         """Export Functions as C source and header, compile them to a shared library with the
         system C compiler and load them back; returns key -> loaded ``casadi.Function`` (the
@@ -52,14 +53,16 @@ class CodegenMethods:
         ``flags``: a sequence of strings or one string (default ``-O3 -fPIC -shared``);
         ``native=True`` builds for this processor (``-march=native``; may not run
         elsewhere). ``progress``: report on stderr once the work takes more than a second;
-        None: only when stderr is a terminal or ``$CASDYN_PROGRESS=1``. The rules in full:
-        the documentation's "Optimisation" page.
+        None: only when stderr is a terminal or ``$CASDYN_PROGRESS=1``. ``batch=True`` also
+        exports each Function's batched entry point ``<prefix>_<key>_batch`` (samples in SIMD
+        lanes; signature and layout in :mod:`casdyn.codegen.simd`). The rules in full: the
+        documentation's "Optimisation" page.
         """
         return export_robot(self._functions, functions, directory, compile, compiler, flags,
-                            prefix, native, progress)
+                            prefix, native, progress, batch)
 
     def compile(self, functions=None, *, directory: str | os.PathLike | None = None,
-                progress: bool | None = None):
+                progress: bool | None = None, batch: bool | None = None):
         """Compile Functions to C once (cached on disk) and evaluate numbers with them.
 
         From then on numeric calls (single and batched) of those functions run compiled code
@@ -72,8 +75,17 @@ class CodegenMethods:
         ``-march=native``), so the next process loads it without compiling; a cached library
         that is damaged is built again. Needs a C compiler the first time. ``progress`` as in
         :meth:`export_c`. Returns ``self``.
+
+        The library also holds each function's batched C (:mod:`casdyn.codegen.simd`):
+        batched calls evaluate a block of samples per vector instruction, and large batches
+        are split across threads. ``batch``: None builds it for functions of up to
+        ``casdyn.codegen.simd.BATCHED_BY_DEFAULT`` instructions (the batched C of larger
+        ones takes minutes to build; they batch through ``Function.map``), True for all,
+        False for none. Without ``compile()``, the functions that numeric calls use are
+        compiled in the background after a while (:mod:`casdyn.codegen.background`;
+        ``CASDYN_COMPILE=0`` turns that off).
         """
-        compile_robot(self._engine, functions, directory, progress)
+        compile_robot(self._engine, functions, directory, progress, batch)
         return self
 
     @property

@@ -20,9 +20,11 @@ import numpy as np
 
 from .. import arguments
 from ..algorithms import configuration, identification
+from ..codegen import background
 from ..functions.cache import FunctionCache
 from ..functions.registry import VECTOR_OUTPUTS
 from ..model.tree import Model
+from .batch import BatchKernel
 from .evaluator import NumericEvaluator
 
 # Batches are evaluated in chunks of at most this many samples, by Functions mapped over the
@@ -58,10 +60,14 @@ class NumericEngine:
         self.functions = functions
         self._n_bodies = len(model.bodies)
         self._compiled: dict[tuple, ca.Function] = {}  # Function key -> compiled twin
+        self._kernels: dict[tuple, BatchKernel] = {}  # Function key -> batched entry point
         # Function key -> (entry point's evaluate, index in its library), see
         # casdyn.runtime.entry
         self._native: dict[tuple, tuple] = {}
         self._workspace = _Workspace()
+        # numeric calls of Functions not compiled yet, compiled in the background after a
+        # while (None: CASDYN_COMPILE=0)
+        self._counter = background.CallCounter(self) if background.enabled() else None
         # (name, no_fext) -> compiled entry point of a call without options: shared by the
         # threads, as the entry point keeps nothing between calls (the shortest numeric path)
         self._entry_points: dict[tuple[str, bool], tuple] = {}
@@ -79,10 +85,15 @@ class NumericEngine:
         """The keys of the Functions whose numeric calls run compiled code."""
         return tuple(self._compiled)
 
-    def install(self, keys: list[tuple], compiled: list[ca.Function], module) -> None:
+    def install(self, keys: list[tuple], compiled: list[ca.Function], module,
+                kernels: list | None = None) -> None:
         """From now on numeric calls of the Functions of ``keys`` run ``compiled`` (and the
-        library's entry point ``module``, if any), in every thread."""
+        library's entry point ``module``, if any), in every thread; batches run the
+        :class:`casdyn.runtime.batch.BatchKernel` of ``kernels`` (one per key or None)."""
         self._compiled.update(zip(keys, compiled, strict=True))
+        if kernels is not None:
+            self._kernels.update((key, kernel) for key, kernel in zip(keys, kernels, strict=True)
+                                 if kernel is not None)
         if module is not None:
             self._native.update((key, (module.evaluate, k)) for k, key in enumerate(keys))
         self._workspace = _Workspace()  # every thread's evaluators are made anew
@@ -116,6 +127,8 @@ class NumericEngine:
             if result is not None:
                 return result
         key, function, evaluator, _ = entry or self._thread_entry(name, options, no_fext)
+        if native is None and self._counter is not None:
+            self._counter.note(key)
         fast = self._evaluate_fast(evaluator, values)
         if fast is not None:
             return fast
@@ -190,6 +203,9 @@ class NumericEngine:
         shapes = [function.size_out(i) for i in range(function.n_out())]
         vector = [function.name_out(i) in VECTOR_OUTPUTS and shapes[i][1] == 1
                   for i in range(function.n_out())]
+        kernel = self._kernels.get(key)
+        if kernel is not None:
+            return self._evaluate_kernel(kernel, function, inputs, single, n, vector)
         results = [np.empty((n, rows) if v else (n, rows, cols))
                    for (rows, cols), v in zip(shapes, vector, strict=True)]
         for start in range(0, n, BATCH_CHUNK):
@@ -204,6 +220,25 @@ class NumericEngine:
                 # column block k of out (rows x cols*size) is sample k
                 samples = out.reshape(rows, size, cols).transpose(1, 0, 2)
                 result[start : start + size] = samples[:, :, 0] if result.ndim == 2 else samples
+        return results[0] if len(results) == 1 else tuple(results)
+
+    @staticmethod
+    def _evaluate_kernel(kernel: BatchKernel, function: ca.Function, inputs: dict,
+                         single: dict, n: int, vector: list[bool]):
+        """:meth:`_evaluate_batch` by the batched C of a compiled library: each input as one
+        row of nonzeros per sample (shared inputs once), the outputs written dense in NumPy's
+        layout by the C."""
+        flat = []
+        for (name, value), nnz in zip(inputs.items(), kernel.nnz_in, strict=True):
+            value = np.asarray(value, dtype=float)
+            batched = value.ndim > single[name]
+            if value.ndim - batched == 2:  # a matrix: CasADi's nonzeros are column-major
+                value = np.swapaxes(value, -1, -2)
+            flat.append(np.ascontiguousarray(value.reshape((n, nnz) if batched else (nnz,))))
+        outputs = kernel(flat, n, dense=True)  # NumPy's layout already
+        results = []
+        for i, (out, v) in enumerate(zip(outputs, vector, strict=True)):
+            results.append(out if v else out.reshape((n, *function.size_out(i))))
         return results[0] if len(results) == 1 else tuple(results)
 
     def _mapped(self, key: tuple, function: ca.Function, size: int) -> NumericEvaluator:
