@@ -9,12 +9,12 @@ import os as _os
 from . import integrators
 from ._version import __version__
 from .algorithms.contacts import Contact
-from .algorithms.loops import Loop
-from .algorithms.loops import with_loops as _with_loops
 from .arguments import flag as _flag
 from .errors import CasdynError, ExportError, InputError, ModelError, ModelWarning, URDFError
 from .functions import FUNCTION_NAMES
 from .model.build import build_model
+from .model.loops import Loop
+from .model.loops import with_loops as _with_loops
 from .model.shipped import robot_names, robot_srdf, robot_urdf
 from .model.srdf import read_srdf as _read_srdf
 from .model.tree import Model

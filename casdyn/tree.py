@@ -11,7 +11,7 @@ import numpy as np
 
 from . import arguments
 from .algorithms import configuration, identification
-from .algorithms.loops import with_loops
+from .codegen import background
 from .errors import InputError
 from .facade.codegen import CodegenMethods
 from .facade.contacts import ContactMethods
@@ -22,6 +22,7 @@ from .functions.registry import describe_functions
 from .model import srdf
 from .model.build import build_model
 from .model.locking import locked_description
+from .model.loops import with_loops
 from .model.tree import Model
 from .runtime.engine import NumericEngine, frozen
 
@@ -45,6 +46,8 @@ class RigidBodyTree(IdentificationMethods, ContactMethods, GeometryMethods, Code
         self._named = configuration.named(srdf_data, model) if srdf_data else {}
         self._functions = FunctionCache(model)
         self._engine = NumericEngine(model, self._functions)
+        if background.enabled():  # compiled in the background after a while
+            self._engine.counter = background.CallCounter(self._engine)
         self._call = self._engine.call
         self._pi = frozen(identification.inertial_parameters(model))
 

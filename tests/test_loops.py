@@ -21,8 +21,8 @@ from mujoco_reference import random_qpos
 
 import casdyn
 from casdyn import Contact, Loop, interop
-from casdyn.algorithms.loops import with_loops
 from casdyn.model.build import build_model
+from casdyn.model.loops import with_loops
 from casdyn.model.urdf import read_urdf
 
 INERTIA = 'ixx="0.012" ixy="0.001" ixz="-0.0005" iyy="0.01" iyz="0.0007" izz="0.008"'

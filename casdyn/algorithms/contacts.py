@@ -104,7 +104,7 @@ class ContactSystem:
 
     def __init__(self, model: Model, M: SX, q: SX, qd: SX, contacts: tuple[Contact, ...],
                  bodies: list[int], loops: tuple = ()):
-        """``loops`` (:class:`casdyn.algorithms.loops.Loop`) are held too: their rows follow
+        """``loops`` (:class:`casdyn.model.loops.Loop`) are held too: their rows follow
         the contacts' in ``J``, ``drift`` and the multipliers."""
         zero = SX.zeros(model.nv, 1)
         self.contacts, self.loops = contacts, loops

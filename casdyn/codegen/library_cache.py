@@ -24,6 +24,7 @@ from ..progress import SILENT, Progress
 from ..runtime import entry
 from ..runtime.batch import BatchKernel
 from . import simd
+from .cache_dir import cache_directory
 from .export import (
     DEFAULT_FLAGS,
     GLOBAL_HELPER,
@@ -57,15 +58,6 @@ def cpu_identity() -> str:
     keys = ("vendor_id", "model name", "flags", "CPU implementer", "CPU part", "Features")
     found = [f"{key}: {fields[key]}" for key in keys if key in fields]
     return "\n".join([platform.machine(), platform.processor(), *found])
-
-
-def cache_directory() -> Path:
-    """Where :meth:`RigidBodyTree.compile` keeps libraries: ``$CASDYN_CACHE``, else
-    ``$XDG_CACHE_HOME/casdyn``, else ``~/.cache/casdyn``."""
-    if os.environ.get("CASDYN_CACHE"):
-        return Path(os.environ["CASDYN_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "casdyn"
 
 
 def _sha256(path: Path) -> str:

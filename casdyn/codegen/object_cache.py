@@ -4,7 +4,7 @@ Compiling the C of large Functions is most of an export's time (the floating TAL
 dynamics and derivatives: 5 s to build the Functions, 2 s to write their C, then two files
 of 52,036 and 153,235 statements that GCC takes 17 and 13 s of processor time for). The C
 of a Function is the same from one export to the next, so the object file compiled from it
-is kept in the compile cache (:func:`casdyn.codegen.library_cache.cache_directory`,
+is kept in the compile cache (:func:`casdyn.codegen.cache_dir.cache_directory`,
 ``objects/``), named by a hash of the C, the headers beside it, the command and the
 compiler's version, and copied instead of compiled the next time. Only files of
 :data:`CACHED_FROM` statements or more are kept (the rest compile in a second). A cache
@@ -21,6 +21,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from .cache_dir import cache_directory
+
 # C files of Functions of this many instructions or more have their objects kept
 CACHED_FROM = 20_000
 
@@ -35,8 +37,6 @@ def _compiler_version(cc: str) -> str:
 
 
 def _directory() -> Path | None:
-    from .library_cache import cache_directory  # imported here: it imports casdyn.codegen.export
-
     directory = cache_directory() / "objects"
     try:
         directory.mkdir(parents=True, exist_ok=True)

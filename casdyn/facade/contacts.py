@@ -8,8 +8,8 @@ from typing import Any
 
 from .. import arguments
 from ..algorithms.contacts import contact_list
-from ..algorithms.loops import Loop
 from ..functions.cache import FunctionCache
+from ..model.loops import Loop
 from ..model.tree import Model
 from ..runtime.engine import NumericEngine
 

@@ -366,7 +366,7 @@ def _loops(m, reader: _Reader) -> tuple:
     ``eq_data[3:6]`` of body 2; a weld ``eq_data[3:6]`` of body 1 on ``eq_data[0:3]`` of
     body 2, body 1's frame turned by the quaternion ``eq_data[6:10]`` on body 2's; between
     sites, the sites' origins (and frames)."""
-    from ..algorithms.loops import Loop
+    from .loops import Loop
 
     loops, inactive = [], []
     body_name = {b: reader.body_names[b] for b in range(m.nbody)}

@@ -20,18 +20,10 @@ from pathlib import Path
 
 import casadi as ca
 
+from casdyn.codegen.cache_dir import cache_directory
 from casdyn.errors import CasdynError
 
 DEFAULT_FLAGS = ("-O2", "-march=native", "-fPIC", "-shared")
-
-
-def cache_directory() -> Path:
-    """``$CASDYN_CACHE/ocp``, else ``$XDG_CACHE_HOME/casdyn/ocp``, else
-    ``~/.cache/casdyn/ocp``."""
-    if os.environ.get("CASDYN_CACHE"):
-        return Path(os.environ["CASDYN_CACHE"]) / "ocp"
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "casdyn" / "ocp"
 
 
 def compiled(function: ca.Function, *, flags: tuple[str, ...] = DEFAULT_FLAGS,
@@ -58,7 +50,7 @@ def compiled(function: ca.Function, *, flags: tuple[str, ...] = DEFAULT_FLAGS,
         generator.add(function.jacobian())
     source = generator.dump()
     key = hashlib.sha256("\0".join([source, compiler, *flags]).encode()).hexdigest()[:16]
-    folder = Path(directory) if directory is not None else cache_directory()
+    folder = Path(directory) if directory is not None else cache_directory() / "ocp"
     library = folder / f"lib{name}_{key}.so"
     if not library.exists():
         folder.mkdir(parents=True, exist_ok=True)

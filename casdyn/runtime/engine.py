@@ -14,13 +14,13 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from typing import Any
 
 import casadi as ca
 import numpy as np
 
 from .. import arguments
 from ..algorithms import configuration, identification
-from ..codegen import background
 from ..functions.cache import FunctionCache
 from ..functions.registry import VECTOR_OUTPUTS
 from ..model.tree import Model
@@ -65,9 +65,10 @@ class NumericEngine:
         # casdyn.runtime.entry
         self._native: dict[tuple, tuple] = {}
         self._workspace = _Workspace()
-        # numeric calls of Functions not compiled yet, compiled in the background after a
-        # while (None: CASDYN_COMPILE=0)
-        self._counter = background.CallCounter(self) if background.enabled() else None
+        # counts the numeric calls of Functions not compiled yet, which it has compiled in the
+        # background after a while (casdyn.codegen.background.CallCounter, given by the
+        # facade; None: CASDYN_COMPILE=0)
+        self.counter: Any = None
         # (name, no_fext) -> compiled entry point of a call without options: shared by the
         # threads, as the entry point keeps nothing between calls (the shortest numeric path)
         self._entry_points: dict[tuple[str, bool], tuple] = {}
@@ -127,8 +128,8 @@ class NumericEngine:
             if result is not None:
                 return result
         key, function, evaluator, _ = entry or self._thread_entry(name, options, no_fext)
-        if native is None and self._counter is not None:
-            self._counter.note(key)
+        if native is None and self.counter is not None:
+            self.counter.note(key)
         fast = self._evaluate_fast(evaluator, values)
         if fast is not None:
             return fast
