@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 # Numeric calls compile in the background by default; the tests count call paths and
 # compilations, so it is off unless a test turns it on (tests/test_background.py)
 os.environ["CASDYN_COMPILE"] = "0"
+# compiled libraries and objects go to a directory of this run, not the user's cache
+os.environ.setdefault("CASDYN_CACHE", tempfile.mkdtemp(prefix="casdyn-test-cache-"))
 
 import numpy as np
 import pytest
