@@ -166,6 +166,9 @@ class Viewer:
             weight = self._mass * self._gravity
             force_scale = self._size / weight if weight > 0 else 0.01
         self._force_scale = float(force_scale)
+        path = np.array([self._evaluate(self._configuration(x))[0][:, :3, 3]
+                         for x in shaped.q[:: max(1, len(shaped.q) // 50)]])
+        self._frame_view(path.reshape(-1, 3))
         with self._lock:
             self._trajectory = shaped
             self._make_contact_nodes(shaped)
@@ -250,14 +253,7 @@ class Viewer:
         self._server.gui.configure_theme(show_share_button=False)
         self._server.gui.main_panel.dock_right()
         scene.set_up_direction("+z")
-        size = self._size
-        cell = 10.0 ** np.floor(np.log10(size / 2))
-        extent = float(np.ceil(3 * size / cell) * cell)
-        scene.add_grid("/ground", width=extent, height=extent, cell_size=cell,
-                       section_size=10 * cell)
-        centre = origins_poses[:, :3, 3].mean(axis=0)
-        self._server.initial_camera.look_at = tuple(centre)
-        self._server.initial_camera.position = tuple(centre + size * np.array([1.0, -1.35, 0.8]))
+        self._frame_view(origins_poses[:, :3, 3])
         frames = self.geometry == "frames"
         axes = self._axes_length
         drawn = {item.body for item in items}
@@ -273,6 +269,25 @@ class Viewer:
                            item.pose, color)
         if frames:
             self._add_links(origins_poses)
+
+    def _frame_view(self, points: np.ndarray) -> None:
+        """The ground grid and the camera (the initial one and every open page's) around
+        ``points`` (k, 3), world frame: the robot's body origins, or the path of a moving
+        base, so that a robot walking away stays in view."""
+        low, high = points.min(axis=0), points.max(axis=0)
+        size = max(self._size, float(np.max(high[:2] - low[:2])))
+        centre = (low + high) / 2
+        cell = 10.0 ** np.floor(np.log10(self._size / 2))
+        extent = float(np.ceil(3 * size / cell) * cell)
+        self._server.scene.add_grid("/ground", width=extent, height=extent, cell_size=cell,
+                                    section_size=10 * cell, position=(centre[0], centre[1], 0.0))
+        look_at = tuple(float(x) for x in centre)
+        position = tuple(float(x) for x in centre + size * np.array([1.0, -1.35, 0.8]))
+        self._server.initial_camera.look_at = look_at
+        self._server.initial_camera.position = position
+        for client in self._server.get_clients().values():
+            client.camera.look_at = look_at
+            client.camera.position = position
 
     def _add_links(self, poses) -> None:
         """A segment from each body's origin to each child's, fixed in the parent body's
