@@ -276,3 +276,29 @@ def test_a_pickled_robot_keeps_its_geometry():
     copy = pickle.loads(pickle.dumps(robot))
     assert copy.collision_pairs == robot.collision_pairs
     assert np.array_equal(copy.collision_distances(q), expected)
+
+
+def test_collision_hulls_are_built_only_for_distances_once_per_file(monkeypatch):
+    import time
+
+    from casdyn.geometry import hull
+
+    robots = PANDA.parent
+    urdf = robots / "solo_description/robots/solo12.urdf"
+    built = []
+    original = hull.convex_hull
+    monkeypatch.setattr(hull, "convex_hull", lambda p: built.append(len(p)) or original(p))
+    hull.file_hull.cache_clear()
+    robot = casdyn.load_urdf(urdf, floating_base=True, package_dirs=[robots.parents[1]])
+    assert len(robot.visual_geometry) == len(robot.collision_geometry) == 17
+    assert robot.collision_pairs and built == []  # reading and pairing build no hull
+    with robot.show() as viewer:
+        assert viewer.geometry == "visual"
+    assert built == []
+    files = {(item.shape.mesh.path, item.shape.mesh.scale) for item in robot.collision_geometry}
+    start = time.perf_counter()
+    for item in robot.collision_geometry:
+        assert len(item.shape.vertices) >= 4
+    elapsed = time.perf_counter() - start
+    assert len(built) == len(files) == 10  # 17 meshes, 10 files: one hull per file
+    assert elapsed < 10.0, f"the hulls of solo12 took {elapsed:.1f} s"

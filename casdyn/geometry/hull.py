@@ -14,6 +14,7 @@ A mesh of thousands of vertices takes well under a second.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -66,6 +67,15 @@ def convex_hull(points) -> Hull:
         return _tidy(points, faces, eps)
     raise CasdynError(f"the convex hull of these {len(points)} points could not be built "
                       "consistently (rounding); please report the points")
+
+
+@lru_cache(maxsize=256)
+def file_hull(path: str, scale: tuple[float, float, float]) -> Hull:
+    """The hull of the mesh file at ``path`` scaled by ``scale`` (per axis), built once per
+    file and scale (needs ``trimesh``)."""
+    from .meshes import load_vertices
+
+    return convex_hull(load_vertices(path) * np.asarray(scale))
 
 
 def _quickhull(points: np.ndarray, eps: float) -> np.ndarray:
