@@ -278,6 +278,40 @@ def test_a_pickled_robot_keeps_its_geometry():
     assert np.array_equal(copy.collision_distances(q), expected)
 
 
+FLOATING = """<robot name="f">
+  <link name="body"><collision><geometry><sphere radius="0.1"/></geometry></collision></link>
+  <link name="plate"><collision><geometry><box size="0.1 0.1 0.02"/></geometry></collision>
+    </link>
+  <link name="a"><collision><geometry><sphere radius="0.05"/></geometry></collision></link>
+  <link name="b"><collision><geometry><sphere radius="0.05"/></geometry></collision></link>
+  <joint name="weld" type="fixed"><parent link="body"/><child link="plate"/>
+    <origin xyz="0 0 0.2"/></joint>
+  <joint name="ja" type="revolute"><parent link="body"/><child link="a"/><axis xyz="0 1 0"/>
+    <origin xyz="0.3 0 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="jb" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 1 0"/>
+    <origin xyz="0.3 0 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+@pytest.mark.parametrize("floating", [False, True])
+def test_the_root_link_of_a_floating_base_is_a_moving_body(tmp_path, floating):
+    path = tmp_path / "f.urdf"
+    path.write_text(FLOATING)
+    robot = casdyn.load_urdf(path, floating_base=floating)
+    # body and plate welded, a adjacent to both through ja: only b against them, whether the
+    # base is fixed or floating
+    assert robot.collision_pairs == (("body_0", "b_0"), ("plate_0", "b_0"))
+    q = robot.random_configuration(np.random.default_rng(3))
+    f = robot.function("collision_distances", jacobian=True)
+    _, J = (np.asarray(x.full()) for x in f(q))
+    h = 1e-6
+    fd = np.column_stack([(robot.collision_distances(robot.integrate(q, h * e))
+                           - robot.collision_distances(robot.integrate(q, -h * e))) / (2 * h)
+                          for e in np.eye(robot.nv)])
+    assert np.max(np.abs(J - fd)) <= 1e-6
+    assert np.allclose(J[:, : robot.nv - 2], 0.0, atol=1e-12)  # a common motion: no change
+
+
 def test_collision_hulls_are_built_only_for_distances_once_per_file(monkeypatch):
     import time
 

@@ -123,8 +123,11 @@ def disabled_pairs(pairs) -> frozenset:
 
 
 def _group(model, body: str) -> int:
-    """The moving joint a link rides on (-1: welded to the base)."""
-    index = model.body_index(body, allow_base=True) if body != _root(model) else -1
+    """The moving joint a link rides on (-1: welded to the base). On a floating base the
+    root link rides on the free joint; on a fixed base it is the base."""
+    if body == _root(model) and not model.floating_base:
+        return -1
+    index = model.body_index(body, allow_base=True)
     return -1 if index < 0 else model.bodies[index].joint
 
 
