@@ -399,6 +399,15 @@ class RigidBodyTree:
 
     # --- geometry (casdyn.geometry.robot) --------------------------------------------------
     @property
+    def _geometry(self):
+        # kept with the Functions' stages, where the collision_distances builder reads it
+        return self._functions.stages.geometry
+
+    @_geometry.setter
+    def _geometry(self, value) -> None:
+        self._functions.stages.geometry = value
+
+    @property
     def _robot_geometry(self):
         """The robot's :class:`casdyn.geometry.robot.RobotGeometry` (read on first use)."""
         if getattr(self, "_geometry", None) is None:
@@ -425,7 +434,11 @@ class RigidBodyTree:
     def collision_distances(self, q, pairs=None, obstacles=()):
         """Signed distances (m) of ``pairs`` (default :attr:`collision_pairs`), then of each
         ``casdyn.geometry.Obstacle`` against every collision geometry: 1-D array."""
-        return self._robot_geometry.distances(q, pairs, obstacles)
+        from .geometry.robot import distance_options
+
+        options = distance_options(pairs, obstacles, False)
+        del options["jacobian"]
+        return self._call("collision_distances", options, q=q)
 
     # --- viewer (casdyn.viewer) ------------------------------------------------------------
     def show(self, q=None, *, geometry: str = "visual", port: int | None = None,
@@ -537,8 +550,6 @@ class RigidBodyTree:
         :class:`casdyn.Contact` s held by the contact functions. The Functions, their
         inputs -> outputs and options with their defaults:
         """
-        if name == "collision_distances":
-            return self._robot_geometry.function(**options)
         return self._functions.get(name, **options)
 
 

@@ -336,3 +336,53 @@ def test_collision_hulls_are_built_only_for_distances_once_per_file(monkeypatch)
     elapsed = time.perf_counter() - start
     assert len(built) == len(files) == 10  # 17 meshes, 10 files: one hull per file
     assert elapsed < 10.0, f"the hulls of solo12 took {elapsed:.1f} s"
+
+
+def _coal_distances(name, robot, q, pairs, obstacles) -> list[float]:
+    """coal's distances of ``pairs`` then of each obstacle against every geometry, on the
+    link poses of Pinocchio's kinematics of the shipped robot ``name`` at ``q``."""
+    model = pin.buildModelFromUrdf(str(_robots_dir() / f"{name}.urdf"))
+    links = _link_poses(model, model.createData(), q)
+    geometry = {item.name: item for item in robot.collision_geometry}
+    result = [coal_distance(geometry[a].shape, links[geometry[a].body] @ geometry[a].pose,
+                            geometry[b].shape, links[geometry[b].body] @ geometry[b].pose)
+              for a, b in pairs]
+    for obstacle in obstacles:
+        result += [coal_distance(obstacle.shape, obstacle.pose, item.shape,
+                                 links[item.body] @ item.pose)
+                   for item in robot.collision_geometry]
+    return result
+
+
+def test_collision_distances_is_a_registered_function_compiled_and_exported(tmp_path):
+    from casdyn.functions.registry import SIGNATURES
+
+    assert "collision_distances" in casdyn.FUNCTION_NAMES
+    assert SIGNATURES["collision_distances"].options == {"pairs": None, "obstacles": (),
+                                                         "jacobian": False}
+    robot = casdyn.load_robot("ur5e")
+    pairs = robot.collision_pairs[:4]
+    table = [g.Obstacle("table", g.Box((1.0, 1.0, 0.05)), np.eye(4))]
+    same = [g.Obstacle("table", g.Box((1.0, 1.0, 0.05)), np.eye(4))]
+    f = robot.function("collision_distances", pairs=list(pairs), obstacles=table,
+                       jacobian=True)
+    assert f is robot.function("collision_distances", pairs=pairs, obstacles=same,
+                               jacobian=True)  # equal options: the cached Function
+    assert f.name_out() == ["d", "J"]
+    assert robot.function("collision_distances").name_out() == ["d"]
+    qs = robot.random_configuration(np.random.default_rng(4), 3)
+    expected = [np.asarray(f(q)[0]).ravel() for q in qs]
+    reference = [_coal_distances("ur5e", robot, q, pairs, table) for q in qs]
+    assert np.allclose(expected, reference, atol=1e-9)
+    options = {"pairs": pairs, "obstacles": table, "jacobian": True}
+    loaded = robot.export_c(tmp_path / "c", [("collision_distances", options)])
+    (key, compiled), = loaded.items()
+    assert key == "collision_distances_jacobian"
+    for q in qs:
+        for ours, theirs in zip(compiled(q), f(q), strict=True):
+            assert np.allclose(np.asarray(ours), np.asarray(theirs), atol=1e-12, rtol=0)
+    robot.compile([("collision_distances", {"pairs": pairs, "obstacles": table})],
+                  directory=tmp_path / "cache")
+    assert any(n.startswith("collision_distances") for n in robot.compiled_functions)
+    assert np.allclose(robot.collision_distances(qs, pairs=pairs, obstacles=table), expected,
+                       atol=1e-12, rtol=0)

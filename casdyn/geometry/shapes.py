@@ -249,7 +249,9 @@ class Geometry:
 
 @dataclass(frozen=True, eq=False)
 class Obstacle:
-    """A shape fixed in the world (the robot's base frame); ``pose`` (4x4) places it there."""
+    """A shape fixed in the world (the robot's base frame); ``pose`` (4x4) places it there.
+    Immutable and hashable: obstacles with the same name, shape and pose are equal (and give
+    the same cached Function)."""
 
     name: str
     shape: Shape
@@ -261,3 +263,12 @@ class Obstacle:
             raise InputError(f"Obstacle {self.name!r}: a Mesh is visual only; use "
                              "ConvexMesh (e.g. Mesh(...).convex())")
         object.__setattr__(self, "pose", _pose(self.pose, f"Obstacle {self.name!r} pose"))
+
+    def _key(self) -> tuple:
+        return (self.name, self.shape, self.pose.tobytes())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Obstacle) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
