@@ -155,6 +155,9 @@ def collision_pairs(model, geometry, disabled=frozenset()) -> tuple[tuple[str, s
 
 
 def _pair_list(pairs) -> tuple[tuple[str, str], ...]:
+    if isinstance(pairs, str) or not hasattr(pairs, "__iter__"):
+        raise InputError(f"pairs must be a sequence of (name_a, name_b) of collision "
+                         f"geometries, got {pairs!r}")
     result = []
     for pair in pairs:
         if isinstance(pair, str) or len(pair) != 2 or not all(isinstance(n, str) for n in pair):
