@@ -20,6 +20,8 @@ MESHES = sorted(
     [*(ROBOTS / "solo_description/meshes/stl/solo12").glob("*.stl"),
      *(ROBOTS / "panda_description/meshes/collision").glob("*.stl"),
      *(ROBOTS / "ur_description/meshes/ur5/collision").glob("*.stl")])
+# a mesh whose thin new faces once folded the hull (a vertex 2.7 cm above a face)
+FOLDED = ROBOTS / "g1_description/meshes/right_hand_index_0_link.STL"
 
 
 def test_the_three_robots_have_their_meshes():
@@ -27,7 +29,7 @@ def test_the_three_robots_have_their_meshes():
     assert names == {"solo12", "collision"} and len(MESHES) == 9 + 10 + 7
 
 
-@pytest.mark.parametrize("path", MESHES, ids=lambda p: f"{p.parts[-4]}/{p.name}")
+@pytest.mark.parametrize("path", [*MESHES, FOLDED], ids=lambda p: f"{p.parts[-4]}/{p.name}")
 def test_hull_of_a_real_mesh_matches_trimesh(path):
     points = np.asarray(trimesh.load(path, force="mesh", process=False).vertices, dtype=float)
     scale = float(np.max(np.ptp(points, axis=0)))
@@ -39,6 +41,12 @@ def test_hull_of_a_real_mesh_matches_trimesh(path):
     assert np.max(points @ hull.normals.T - hull.offsets) <= 1e-8 * scale
     # the same solid: the volumes agree and every vertex of either hull is on the other's
     # boundary (both hulls may leave out vertices within rounding of a face)
+    # convex: every hull vertex below every triangle's own plane
+    corners = hull.vertices[hull.triangles]
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+    heights = hull.vertices @ normals.T - np.einsum("ij,ij->i", normals, corners[:, 0])
+    assert np.max(heights) <= 1e-8 * scale
     ours = trimesh.Trimesh(hull.vertices, hull.triangles, process=False)
     assert ours.is_watertight and ours.is_winding_consistent and ours.volume > 0
     assert abs(ours.volume - reference.volume) <= 1e-8 * reference.volume

@@ -137,12 +137,24 @@ def _quickhull(points: np.ndarray, eps: float) -> np.ndarray:
                     queue.append(h)
                 else:
                     hidden.add(h)
-        horizon = []
-        for g in visible:
-            a, b, c = faces[g]
-            for u, v in ((a, b), (b, c), (c, a)):
-                if edge_face[(v, u)] not in visible:
-                    horizon.append((u, v))
+        while True:
+            horizon = [(u, v) for g in visible for u, v in _edges_of(faces[g])
+                       if edge_face[(v, u)] not in visible]
+            # a face that x does not quite see (within eps) but whose far vertex would be
+            # above the new face on their common edge joins the visible set: otherwise that
+            # edge is concave, by eps times the ratio of the two faces' widths (unbounded
+            # for a thin new face)
+            grow = set()
+            for u, v in horizon:
+                h = edge_face[(v, u)]
+                w = next(k for k in faces[h] if k != u and k != v)
+                normal = np.cross(points[v] - points[u], x - points[u])
+                length = float(np.linalg.norm(normal))
+                if length > 0 and normal @ (points[w] - points[u]) > eps * length:
+                    grow.add(h)
+            if not grow:
+                break
+            visible |= grow
         _check_loop(horizon)
         for g in visible:
             alive[g] = False
@@ -154,6 +166,11 @@ def _quickhull(points: np.ndarray, eps: float) -> np.ndarray:
         new = np.array([(u, v, p) for u, v in horizon], dtype=int)
         stack.extend(add(new, pending))
     return np.array([face for face, keep in zip(faces, alive, strict=True) if keep], dtype=int)
+
+
+def _edges_of(face: tuple[int, int, int]) -> tuple[tuple[int, int], ...]:
+    a, b, c = face
+    return ((a, b), (b, c), (c, a))
 
 
 def _check_loop(horizon: list[tuple[int, int]]) -> None:
