@@ -66,3 +66,18 @@ def test_repeated_and_coplanar_points_give_the_box():
     hull = convex_hull(np.random.default_rng(1).permutation(points))
     assert (len(hull.vertices), len(hull.normals), len(hull.edges)) == (8, 6, 12)
     assert np.allclose(np.sort(np.abs(hull.normals), axis=0)[-2:], 1.0)
+
+
+def test_a_mesh_that_folds_the_quickhull_is_rebuilt_within_the_tolerance():
+    from casdyn.geometry.hull import FOLD_TOLERANCE, _fold
+
+    path = ROBOTS / "g1_description/meshes/right_hand_thumb_1_link.STL"
+    points = np.asarray(trimesh.load(path, force="mesh", process=False).vertices, dtype=float)
+    scale = float(np.max(np.ptp(points, axis=0)))
+    hull = convex_hull(points)  # the first attempt folds by half the part's size
+    assert _fold(hull.vertices, hull.triangles) <= FOLD_TOLERANCE * scale
+    # built with the coarser tolerance 1e-7 of its size: points that close to a face are on it
+    assert np.max(points @ hull.normals.T - hull.offsets) <= 1e-7 * scale
+    reference = trimesh.convex.convex_hull(points)
+    volume = trimesh.Trimesh(hull.vertices, hull.triangles, process=False).volume
+    assert abs(volume - reference.volume) <= 1e-7 * reference.volume
