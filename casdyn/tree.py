@@ -349,11 +349,11 @@ class RigidBodyTree(IdentificationMethods, ContactMethods, GeometryMethods, Code
         body's frame; ``reference_frame=`` ``"base"`` or ``"local"`` axes; ``fext=False``
         the variant without ``fext``; ``parameters=True`` an extra input ``pi``
         (:meth:`inertial_parameters`); ``dt=`` the step of ``integrate``; ``contacts=``
-        :class:`casdyn.Contact` s held by the contact functions. The Functions, their
+        :class:`casdyn.Contact` s held by the contact functions; ``pairs=``, ``obstacles=``
+        and ``jacobian=`` (``True`` or ``"ad"``) those of ``collision_distances``
+        (:meth:`collision_distances`, :mod:`casdyn.geometry`). The Functions, their
         inputs -> outputs and options with their defaults:
         """
-        if name == "collision_distances":
-            return self._robot_geometry.function(**options)
         return self._functions.get(name, **options)
 
 

@@ -218,6 +218,21 @@ def test_bad_input_is_an_input_error_naming_it(call, message):
         call()
 
 
+UNSUPPORTED = [(a, b) for a, b in itertools.product(SHAPES, repeat=2)
+               if "cylinder" in (a, b) and "sphere" not in (a, b)]
+
+
+@pytest.mark.parametrize("pair", UNSUPPORTED, ids="-".join)
+def test_unsupported_cylinder_pairs_suggest_a_capsule_or_a_convex_mesh(pair):
+    a, b = pair
+    other = b if a == "cylinder" else a
+    named = {"mesh": "convex mesh"}.get(other, other)
+    with pytest.raises(InputError, match=f"cylinder and a {named}") as error:
+        g.signed_distance(SHAPES[a], np.eye(4), SHAPES[b], random_pose(np.random.default_rng(1)))
+    assert "casdyn.geometry.Capsule(radius, length)" in str(error.value)
+    assert "casdyn.geometry.ConvexMesh" in str(error.value)
+
+
 def test_distance_functions_are_cached_per_shape_pair():
     a, b = g.Sphere(0.1), g.Box((1, 1, 1))
     assert distance_function(a, b) is distance_function(g.Sphere(0.1), g.Box((1, 1, 1)))

@@ -276,3 +276,113 @@ def test_a_pickled_robot_keeps_its_geometry():
     copy = pickle.loads(pickle.dumps(robot))
     assert copy.collision_pairs == robot.collision_pairs
     assert np.array_equal(copy.collision_distances(q), expected)
+
+
+FLOATING = """<robot name="f">
+  <link name="body"><collision><geometry><sphere radius="0.1"/></geometry></collision></link>
+  <link name="plate"><collision><geometry><box size="0.1 0.1 0.02"/></geometry></collision>
+    </link>
+  <link name="a"><collision><geometry><sphere radius="0.05"/></geometry></collision></link>
+  <link name="b"><collision><geometry><sphere radius="0.05"/></geometry></collision></link>
+  <joint name="weld" type="fixed"><parent link="body"/><child link="plate"/>
+    <origin xyz="0 0 0.2"/></joint>
+  <joint name="ja" type="revolute"><parent link="body"/><child link="a"/><axis xyz="0 1 0"/>
+    <origin xyz="0.3 0 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="jb" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 1 0"/>
+    <origin xyz="0.3 0 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+@pytest.mark.parametrize("floating", [False, True])
+def test_the_root_link_of_a_floating_base_is_a_moving_body(tmp_path, floating):
+    path = tmp_path / "f.urdf"
+    path.write_text(FLOATING)
+    robot = casdyn.load_urdf(path, floating_base=floating)
+    # body and plate welded, a adjacent to both through ja: only b against them, whether the
+    # base is fixed or floating
+    assert robot.collision_pairs == (("body_0", "b_0"), ("plate_0", "b_0"))
+    q = robot.random_configuration(np.random.default_rng(3))
+    f = robot.function("collision_distances", jacobian=True)
+    _, J = (np.asarray(x.full()) for x in f(q))
+    h = 1e-6
+    fd = np.column_stack([(robot.collision_distances(robot.integrate(q, h * e))
+                           - robot.collision_distances(robot.integrate(q, -h * e))) / (2 * h)
+                          for e in np.eye(robot.nv)])
+    assert np.max(np.abs(J - fd)) <= 1e-6
+    assert np.allclose(J[:, : robot.nv - 2], 0.0, atol=1e-12)  # a common motion: no change
+
+
+def test_collision_hulls_are_built_only_for_distances_once_per_file(monkeypatch):
+    import time
+
+    from casdyn.geometry import hull
+
+    robots = PANDA.parent
+    urdf = robots / "solo_description/robots/solo12.urdf"
+    built = []
+    original = hull.convex_hull
+    monkeypatch.setattr(hull, "convex_hull", lambda p: built.append(len(p)) or original(p))
+    hull.file_hull.cache_clear()
+    robot = casdyn.load_urdf(urdf, floating_base=True, package_dirs=[robots.parents[1]])
+    assert len(robot.visual_geometry) == len(robot.collision_geometry) == 17
+    assert robot.collision_pairs and built == []  # reading and pairing build no hull
+    with robot.show() as viewer:
+        assert viewer.geometry == "visual"
+    assert built == []
+    files = {(item.shape.mesh.path, item.shape.mesh.scale) for item in robot.collision_geometry}
+    start = time.perf_counter()
+    for item in robot.collision_geometry:
+        assert len(item.shape.vertices) >= 4
+    elapsed = time.perf_counter() - start
+    assert len(built) == len(files) == 10  # 17 meshes, 10 files: one hull per file
+    assert elapsed < 10.0, f"the hulls of solo12 took {elapsed:.1f} s"
+
+
+def _coal_distances(name, robot, q, pairs, obstacles) -> list[float]:
+    """coal's distances of ``pairs`` then of each obstacle against every geometry, on the
+    link poses of Pinocchio's kinematics of the shipped robot ``name`` at ``q``."""
+    model = pin.buildModelFromUrdf(str(_robots_dir() / f"{name}.urdf"))
+    links = _link_poses(model, model.createData(), q)
+    geometry = {item.name: item for item in robot.collision_geometry}
+    result = [coal_distance(geometry[a].shape, links[geometry[a].body] @ geometry[a].pose,
+                            geometry[b].shape, links[geometry[b].body] @ geometry[b].pose)
+              for a, b in pairs]
+    for obstacle in obstacles:
+        result += [coal_distance(obstacle.shape, obstacle.pose, item.shape,
+                                 links[item.body] @ item.pose)
+                   for item in robot.collision_geometry]
+    return result
+
+
+def test_collision_distances_is_a_registered_function_compiled_and_exported(tmp_path):
+    from casdyn.functions.registry import SIGNATURES
+
+    assert "collision_distances" in casdyn.FUNCTION_NAMES
+    assert SIGNATURES["collision_distances"].options == {"pairs": None, "obstacles": (),
+                                                         "jacobian": False}
+    robot = casdyn.load_robot("ur5e")
+    pairs = robot.collision_pairs[:4]
+    table = [g.Obstacle("table", g.Box((1.0, 1.0, 0.05)), np.eye(4))]
+    same = [g.Obstacle("table", g.Box((1.0, 1.0, 0.05)), np.eye(4))]
+    f = robot.function("collision_distances", pairs=list(pairs), obstacles=table,
+                       jacobian=True)
+    assert f is robot.function("collision_distances", pairs=pairs, obstacles=same,
+                               jacobian=True)  # equal options: the cached Function
+    assert f.name_out() == ["d", "J"]
+    assert robot.function("collision_distances").name_out() == ["d"]
+    qs = robot.random_configuration(np.random.default_rng(4), 3)
+    expected = [np.asarray(f(q)[0]).ravel() for q in qs]
+    reference = [_coal_distances("ur5e", robot, q, pairs, table) for q in qs]
+    assert np.allclose(expected, reference, atol=1e-9)
+    options = {"pairs": pairs, "obstacles": table, "jacobian": True}
+    loaded = robot.export_c(tmp_path / "c", [("collision_distances", options)])
+    (key, compiled), = loaded.items()
+    assert key == "collision_distances_jacobian"
+    for q in qs:
+        for ours, theirs in zip(compiled(q), f(q), strict=True):
+            assert np.allclose(np.asarray(ours), np.asarray(theirs), atol=1e-12, rtol=0)
+    robot.compile([("collision_distances", {"pairs": pairs, "obstacles": table})],
+                  directory=tmp_path / "cache")
+    assert any(n.startswith("collision_distances") for n in robot.compiled_functions)
+    assert np.allclose(robot.collision_distances(qs, pairs=pairs, obstacles=table), expected,
+                       atol=1e-12, rtol=0)

@@ -98,10 +98,12 @@ def export_list(cache: FunctionCache, functions) -> list[selection.Item]:
     if functions is None:
         leaves = cache.model.leaf_bodies()
         # contact functions need contacts: they are exported when listed with them
-        # (and loop functions a robot with loops, loop_inverse_dynamics its actuated joints)
+        # (and loop functions a robot with loops, loop_inverse_dynamics its actuated joints,
+        # collision_distances the robot's collision geometry, read from its URDF)
         options = {n: SIGNATURES[n].options for n in FUNCTION_NAMES
                    if "contacts" not in SIGNATURES[n].options
                    and "actuated" not in SIGNATURES[n].options
+                   and "obstacles" not in SIGNATURES[n].options
                    and (cache.model.loops or not SIGNATURES[n].loops)}
         plain = [n for n in options if "body" not in options[n]]
         per_body = [n for n in options if "body" in options[n]]

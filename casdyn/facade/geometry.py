@@ -19,7 +19,15 @@ class GeometryMethods:
     _functions: FunctionCache
     _engine: NumericEngine
     _call: Callable[..., Any]
-    _geometry: Any
+
+    @property
+    def _geometry(self):
+        # kept with the Functions' stages, where the collision_distances builder reads it
+        return self._functions.stages.geometry
+
+    @_geometry.setter
+    def _geometry(self, value) -> None:
+        self._functions.stages.geometry = value
 
     @property
     def _robot_geometry(self):
@@ -48,7 +56,11 @@ class GeometryMethods:
     def collision_distances(self, q, pairs=None, obstacles=()):
         """Signed distances (m) of ``pairs`` (default :attr:`collision_pairs`), then of each
         ``casdyn.geometry.Obstacle`` against every collision geometry: 1-D array."""
-        return self._robot_geometry.distances(q, pairs, obstacles)
+        from ..geometry.robot import distance_options
+
+        options = distance_options(pairs, obstacles, False)
+        del options["jacobian"]
+        return self._call("collision_distances", options, q=q)
 
     # --- viewer (casdyn.viewer) ------------------------------------------------------------
     def show(self, q=None, *, geometry: str = "visual", port: int | None = None,

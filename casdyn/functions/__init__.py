@@ -12,6 +12,9 @@ from __future__ import annotations
 
 # the builder modules register their Functions as they are imported, in this order
 from . import build_contacts, build_dynamics, build_kinematics, build_loops  # noqa: F401
+
+# isort: split
+from . import build_geometry  # noqa: F401
 from .registry import SIGNATURES
 
 FUNCTION_NAMES = tuple(SIGNATURES)

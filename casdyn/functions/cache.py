@@ -105,8 +105,9 @@ def _build_function(stages: Stages, c_name: str, name: str, options: dict) -> ca
         outputs = signature.parametric(identification.parametric(model, s["pi"]), s, stages)
     else:
         outputs = signature.build(model, s, options, stages)
+    # the first outputs of the signature (collision_distances has J only with jacobian=)
     return sx_function(c_name, name, [s[i] for i in inputs], outputs, inputs,
-                       list(signature.outputs))
+                       list(signature.outputs)[: len(outputs)])
 
 
 def without_fext(full: ca.Function, c_name: str, name: str) -> ca.Function:

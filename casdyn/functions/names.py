@@ -49,9 +49,10 @@ def function_name(name: str, options: dict) -> str:
     parts = [readable_name(name, options)]
     if options.get("dt", 1.0) != 1.0:
         parts.append("dt" + digest(repr(options["dt"])))
-    for key in ("point", "contacts"):  # no readable form: a hash of the value
-        if options.get(key) is not None:
-            parts.append(key[0] + digest(repr(options[key])))
+    for key, tag in (("point", "p"), ("contacts", "c"), ("pairs", "pairs"),
+                     ("obstacles", "obstacles")):  # no readable form: a hash of the value
+        if options.get(key):
+            parts.append(tag + digest(repr(options[key])))
     return "_".join(parts)
 
 
@@ -65,6 +66,8 @@ def readable_name(name: str, options: dict) -> str:
         parts.append("nofext")
     if options.get("parameters"):
         parts.append("parametric")
+    if options.get("jacobian"):
+        parts.append("jacobian" if options["jacobian"] is True else "jacobian_ad")
     frames = [str(options[key]) for key in ("body", "relative_to")
               if options.get(key) is not None]
     readable = [identifier(frame, "f") for frame in frames]

@@ -41,7 +41,7 @@ REFERENCE_FRAMES = ("base", "local")  # the axes of task-space vectors
 
 # outputs that are vectors: 1-D NumPy arrays in numeric results, whatever their length
 VECTOR_OUTPUTS = frozenset({"tau", "qdd", "c", "g", "h", "com", "q_next", "v", "velocity",
-                            "residual",
+                            "residual", "d",
                             "acceleration", "h_G", "Adot_qd", "T", "V", "qd_plus"})
 
 
@@ -131,6 +131,11 @@ def resolve_options(model: Model, name: str, options: dict) -> dict:
         resolved["point"] = arguments.point(resolved["point"], f"option point of {name!r}")
         if not any(resolved["point"]):
             resolved["point"] = None  # the frame origin: the same Function as without
+    if "obstacles" in accepted:
+        from ..geometry.robot import distance_options
+
+        resolved.update(distance_options(resolved["pairs"], resolved["obstacles"],
+                                         resolved["jacobian"]))
     if "contacts" in accepted:
         if resolved["contacts"] is None:
             raise InputError(f"function {name!r} needs the option contacts=[casdyn.Contact(...)]")

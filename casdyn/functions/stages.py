@@ -33,6 +33,9 @@ class Stages:
 
     def __init__(self, model: Model):
         self.reframed = sparsify_frames(model)
+        # the robot's casdyn.geometry.robot.RobotGeometry, set by the robot that owns these
+        # stages (collision_distances reads it)
+        self.geometry = None
         self.grouped = grouped(self.reframed)
         self._singular: tuple[str, ...] | None = None
         self._independent: set[tuple] = set()  # contact sets found independent

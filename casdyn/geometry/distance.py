@@ -241,8 +241,10 @@ def _core_distance(a: _Core, Ta, b: _Core, Tb):
         return pr.point_cylinder(ca.mtimes(Rb.T, pa - pb), *b.half)
     if b.kind == "cylinder":
         raise InputError(
-            f"no exact signed distance between a cylinder and a {_NAMES[a.kind]}; use a "
-            "Capsule, or ConvexMesh of the cylinder's points"
+            f"no exact signed distance between a cylinder and a {_NAMES[a.kind]}; replace "
+            "the cylinder by casdyn.geometry.Capsule(radius, length) (the same radius and "
+            "length: it holds the cylinder, with rounded ends) or by a "
+            "casdyn.geometry.ConvexMesh of points on the cylinder's two rims"
         )
     # a point, segment or polytope against a polytope: separating axes, then features
     if a.kind == "point":

@@ -79,10 +79,9 @@ class RobotGeometry:
         """``(q) -> d`` (or ``(q) -> (d, J)`` with ``J = dd/dv``, nd x nv, in the tangent
         space) for the pairs (default :attr:`pairs`), then each obstacle against every
         collision geometry."""
-        pairs = self.pairs if pairs is None else _pair_list(pairs)
-        obstacles = _obstacle_list(obstacles)
-        if jacobian not in (False, True, "ad"):
-            raise InputError(f"jacobian must be False, True or 'ad', got {jacobian!r}")
+        options = distance_options(pairs, obstacles, jacobian)
+        pairs = self.pairs if options["pairs"] is None else options["pairs"]
+        obstacles, jacobian = options["obstacles"], options["jacobian"]
         # obstacles by identity: the cache entry holds them, so an id is not reused meanwhile
         key = (pairs, tuple(id(o) for o in obstacles), jacobian)
         if key not in self._functions:
@@ -123,8 +122,11 @@ def disabled_pairs(pairs) -> frozenset:
 
 
 def _group(model, body: str) -> int:
-    """The moving joint a link rides on (-1: welded to the base)."""
-    index = model.body_index(body, allow_base=True) if body != _root(model) else -1
+    """The moving joint a link rides on (-1: welded to the base). On a floating base the
+    root link rides on the free joint; on a fixed base it is the base."""
+    if body == _root(model) and not model.floating_base:
+        return -1
+    index = model.body_index(body, allow_base=True)
     return -1 if index < 0 else model.bodies[index].joint
 
 
@@ -153,6 +155,9 @@ def collision_pairs(model, geometry, disabled=frozenset()) -> tuple[tuple[str, s
 
 
 def _pair_list(pairs) -> tuple[tuple[str, str], ...]:
+    if isinstance(pairs, str) or not hasattr(pairs, "__iter__"):
+        raise InputError(f"pairs must be a sequence of (name_a, name_b) of collision "
+                         f"geometries, got {pairs!r}")
     result = []
     for pair in pairs:
         if isinstance(pair, str) or len(pair) != 2 or not all(isinstance(n, str) for n in pair):
@@ -165,7 +170,11 @@ def _pair_list(pairs) -> tuple[tuple[str, str], ...]:
 def _obstacle_list(obstacles) -> tuple[Obstacle, ...]:
     if isinstance(obstacles, Obstacle):
         obstacles = (obstacles,)
-    result = tuple(obstacles)
+    try:
+        result = tuple(obstacles)
+    except TypeError:
+        raise InputError(f"obstacles must be a sequence of casdyn.geometry.Obstacle, got "
+                         f"{obstacles!r}") from None
     for item in result:
         if not isinstance(item, Obstacle):
             raise InputError(f"obstacles must be casdyn.geometry.Obstacle, got {item!r}")
@@ -283,26 +292,36 @@ def _distance(a, pose_a, b, pose_b, what: str):
         raise InputError(f"pair ({what}): {exc}") from None
 
 
-def distances_function(model, geometry, pairs, obstacles, jacobian: bool | str = False):
-    """The Function ``collision_distances``: ``(q) -> d`` or, with ``jacobian``, ``(q) -> (d,
-    J)``, ``J = d d(q ⊕ v)/dv`` at ``v = 0`` (nd x nv, tangent space): through the closest
-    points and the joints' columns (``jacobian=True``, see :func:`witness_jacobian`), or by AD
-    of the whole graph (``jacobian="ad"``)."""
-    q = ca.SX.sym("q", model.nq)
+def distance_outputs(model, geometry, pairs, obstacles, jacobian: bool | str, q) -> list:
+    """The outputs of ``collision_distances`` at ``q`` (SX, nq): ``[d]`` or, with
+    ``jacobian``, ``[d, J]``, ``J = d d(q ⊕ v)/dv`` at ``v = 0`` (nd x nv, tangent space):
+    through the closest points and the joints' columns (``jacobian=True``, see
+    :func:`witness_jacobian`), or by AD of the whole graph (``jacobian="ad"``)."""
     if jacobian and jacobian != "ad":
-        d, J = witness_jacobian(model, geometry, pairs, obstacles, q)
-        return ca.Function("collision_distances", [q], [d, J], ["q"], ["d", "J"])
-    if model.nq == model.nv:  # every coordinate is its own tangent (no free or ball joint)
+        return list(witness_jacobian(model, geometry, pairs, obstacles, q))
+    if not jacobian or model.nq == model.nv:  # nq == nv: each coordinate is its own tangent
         d = distance_expressions(model, geometry, pairs, obstacles, q)
-        outputs = [d, ca.jacobian(d, q)] if jacobian else [d]
-        return ca.Function("collision_distances", [q], outputs, ["q"], ["d", "J"][:len(outputs)])
-    if not jacobian:
-        d = distance_expressions(model, geometry, pairs, obstacles, q)
-        return ca.Function("collision_distances", [q], [d], ["q"], ["d"])
+        return [d, ca.jacobian(d, q)] if jacobian else [d]
     v = ca.SX.sym("v", model.nv)
     moved = distance_expressions(model, geometry, pairs, obstacles,
                                  configuration.integrate(model, q, v))
     zero = ca.DM.zeros(model.nv)
-    d = ca.substitute(moved, v, zero)
-    J = ca.substitute(ca.jacobian(moved, v), v, zero)
-    return ca.Function("collision_distances", [q], [d, J], ["q"], ["d", "J"])
+    return [ca.substitute(moved, v, zero), ca.substitute(ca.jacobian(moved, v), v, zero)]
+
+
+def distances_function(model, geometry, pairs, obstacles, jacobian: bool | str = False):
+    """The Function ``collision_distances``: ``(q) -> d`` or, with ``jacobian``, ``(q) -> (d,
+    J)`` (:func:`distance_outputs`)."""
+    q = ca.SX.sym("q", model.nq)
+    outputs = distance_outputs(model, geometry, pairs, obstacles, jacobian, q)
+    return ca.Function("collision_distances", [q], outputs, ["q"], ["d", "J"][:len(outputs)])
+
+
+def distance_options(pairs, obstacles, jacobian) -> dict:
+    """The options of ``collision_distances`` checked and made hashable: ``pairs`` None or a
+    tuple of name pairs, ``obstacles`` a tuple of :class:`Obstacle`, ``jacobian`` False,
+    True or ``"ad"``."""
+    if jacobian not in (False, True, "ad"):
+        raise InputError(f"jacobian must be False, True or 'ad', got {jacobian!r}")
+    return {"pairs": None if pairs is None else _pair_list(pairs),
+            "obstacles": _obstacle_list(obstacles), "jacobian": jacobian}

@@ -116,24 +116,71 @@ class Plane:
         object.__setattr__(self, "offset", offset / length)
 
 
-@dataclass(frozen=True, eq=False)
 class ConvexMesh:
-    """The convex hull of ``vertices`` (an ``(n, 3)`` array, m, in the shape's frame).
+    """The convex hull of ``vertices`` (an ``(n, 3)`` array, m, in the shape's frame), or of
+    the scaled vertices of a mesh file (``ConvexMesh(mesh=Mesh(path, scale))``, as
+    :meth:`Mesh.convex` gives).
 
-    The hull is computed on construction (:mod:`casdyn.geometry.hull`); ``hull`` holds its
-    vertices, triangles, face planes and edges. Equality is identity.
+    ``hull`` (:class:`casdyn.geometry.hull.Hull`) holds its vertices, triangles, face planes
+    and edges; ``vertices`` are the hull's. Given vertices, the hull is computed on
+    construction; given a mesh file, on first use of ``hull`` or ``vertices`` (a distance),
+    once per file and scale in a process. Immutable; equal when made from the same file and
+    scale, otherwise equality is identity.
     """
 
-    vertices: np.ndarray
-    hull: object = field(init=False, repr=False)
+    __slots__ = ("_hull", "_mesh")
 
-    def __post_init__(self):
+    def __init__(self, vertices=None, *, mesh: Mesh | None = None):
+        if (vertices is None) == (mesh is None):
+            raise InputError("ConvexMesh takes either vertices (an (n, 3) array) or mesh= "
+                             "(a casdyn.geometry.Mesh), one of them")
+        if mesh is not None and not isinstance(mesh, Mesh):
+            raise InputError(f"ConvexMesh mesh= must be a casdyn.geometry.Mesh, got {mesh!r}")
         from .hull import convex_hull
 
-        object.__setattr__(self, "hull", convex_hull(self.vertices))
-        object.__setattr__(self, "vertices", self.hull.vertices)
+        object.__setattr__(self, "_mesh", mesh)
+        object.__setattr__(self, "_hull", None if vertices is None else convex_hull(vertices))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("ConvexMesh is immutable")
+
+    def __getstate__(self):
+        return (self._hull if self._mesh is None else None, self._mesh)
+
+    def __setstate__(self, state):
+        object.__setattr__(self, "_hull", state[0])
+        object.__setattr__(self, "_mesh", state[1])
+
+    @property
+    def mesh(self) -> Mesh | None:
+        """The mesh file this is the hull of (None: made from vertices)."""
+        return self._mesh
+
+    @property
+    def hull(self):
+        """The hull (:class:`casdyn.geometry.hull.Hull`), built on first use for a file."""
+        if self._hull is None:
+            from .hull import file_hull
+
+            object.__setattr__(self, "_hull", file_hull(self._mesh.path, self._mesh.scale))
+        return self._hull
+
+    @property
+    def vertices(self) -> np.ndarray:
+        """The hull's vertices ``(n, 3)`` (m, shape frame)."""
+        return self.hull.vertices
+
+    def __eq__(self, other) -> bool:
+        if self._mesh is None or not isinstance(other, ConvexMesh):
+            return self is other
+        return self._mesh == other._mesh
+
+    def __hash__(self) -> int:
+        return id(self) if self._mesh is None else hash((ConvexMesh, self._mesh))
 
     def __repr__(self) -> str:
+        if self._mesh is not None:
+            return f"ConvexMesh(mesh={self._mesh!r})"
         return f"ConvexMesh(<{len(self.vertices)} hull vertices>)"
 
 
@@ -158,8 +205,9 @@ class Mesh:
         return load_vertices(self.path) * np.asarray(self.scale)
 
     def convex(self) -> ConvexMesh:
-        """The convex hull of the scaled mesh."""
-        return ConvexMesh(self.vertices())
+        """The convex hull of the scaled mesh, built on first use (once per file and
+        scale)."""
+        return ConvexMesh(mesh=self)
 
 
 Shape = Sphere | Capsule | Cylinder | Box | Plane | ConvexMesh | Mesh
@@ -201,7 +249,9 @@ class Geometry:
 
 @dataclass(frozen=True, eq=False)
 class Obstacle:
-    """A shape fixed in the world (the robot's base frame); ``pose`` (4x4) places it there."""
+    """A shape fixed in the world (the robot's base frame); ``pose`` (4x4) places it there.
+    Immutable and hashable: obstacles with the same name, shape and pose are equal (and give
+    the same cached Function)."""
 
     name: str
     shape: Shape
@@ -213,3 +263,12 @@ class Obstacle:
             raise InputError(f"Obstacle {self.name!r}: a Mesh is visual only; use "
                              "ConvexMesh (e.g. Mesh(...).convex())")
         object.__setattr__(self, "pose", _pose(self.pose, f"Obstacle {self.name!r} pose"))
+
+    def _key(self) -> tuple:
+        return (self.name, self.shape, self.pose.tobytes())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Obstacle) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())

@@ -10,8 +10,8 @@ relative paths against the URDF's directory. Next to a URDF file ``x.urdf``, a f
 shapes that other URDF parsers reject (URDF 1.2 capsules: urdfdom refuses the whole file);
 casdyn's shipped arms keep their capsules there. A mesh that cannot be found is left out with a
 :class:`ModelWarning` naming it: geometry is optional for dynamics. Collision meshes become
-the convex hull of their vertices (:class:`ConvexMesh`, needs ``trimesh``), visual meshes stay
-:class:`Mesh` files.
+the convex hull of their vertices (:class:`ConvexMesh`, needs ``trimesh``; built when a
+distance first needs it, once per file and scale), visual meshes stay :class:`Mesh` files.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import CasdynError, ModelWarning, URDFError
 from ..model.urdf import _parse_xml, _read_source, rpy_to_matrix
-from .shapes import Box, Capsule, ConvexMesh, Cylinder, Geometry, Mesh, Sphere
+from .shapes import Box, Capsule, Cylinder, Geometry, Mesh, Sphere
 
 
 def read_geometry(source: str | os.PathLike, package_dirs=(),
@@ -115,7 +115,7 @@ def _shape(geometry, where: str, base: Path, dirs: list[Path], collision: bool):
             return None
         scale = _numbers(get("scale"), 3, "mesh scale", where, (1, 1, 1))
         mesh = Mesh(str(path), tuple(scale))
-        return ConvexMesh(mesh.vertices()) if collision else mesh
+        return mesh.convex() if collision else mesh
     warnings.warn(f"{where}: unknown geometry <{tag}> left out", ModelWarning, stacklevel=4)
     return None
 
