@@ -236,3 +236,19 @@ def test_unsupported_cylinder_pairs_suggest_a_capsule_or_a_convex_mesh(pair):
 def test_distance_functions_are_cached_per_shape_pair():
     a, b = g.Sphere(0.1), g.Box((1, 1, 1))
     assert distance_function(a, b) is distance_function(g.Sphere(0.1), g.Box((1, 1, 1)))
+
+
+def test_two_detailed_convex_meshes_are_refused_with_the_way_out():
+    """The exact method's graph grows with the product of the meshes' edge directions: past
+    casdyn.geometry.distance.MAX_DIRECTION_PAIRS it is refused at once (not minutes and
+    gigabytes later) with what to do instead."""
+    from casdyn.geometry.distance import MAX_DIRECTION_PAIRS, _core
+
+    rng = np.random.default_rng(0)
+    a, b = (g.ConvexMesh(rng.normal(size=(4000, 3))) for _ in range(2))
+    pairs = _core(a).poly.directions.shape[1] * _core(b).poly.directions.shape[1]
+    assert pairs > MAX_DIRECTION_PAIRS
+    far = np.eye(4)
+    far[0, 3] = 10.0
+    with pytest.raises(InputError, match="with_fitted_capsules"):
+        g.signed_distance(a, np.eye(4), b, far)
