@@ -11,6 +11,8 @@ import pytest
 import casdyn
 from casdyn.codegen import background, export, library_cache
 
+pytestmark = pytest.mark.slow  # background compilation
+
 
 @pytest.fixture
 def auto(tmp_path, monkeypatch):

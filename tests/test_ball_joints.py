@@ -172,6 +172,7 @@ def test_a_locked_ball_joint_holds_its_rotation():
         assert_close(locked.get_transform(q[keep_q], body), robot.get_transform(q, body))
 
 
+@pytest.mark.slow
 def test_exported_c_agrees_with_the_sx_functions(tmp_path):
     robot, _, _ = ball_tree(0, floating_base=True)
     names = ["inverse_dynamics", "forward_dynamics", "integrate"]

@@ -354,6 +354,7 @@ def _coal_distances(name, robot, q, pairs, obstacles) -> list[float]:
     return result
 
 
+@pytest.mark.slow
 def test_collision_distances_is_a_registered_function_compiled_and_exported(tmp_path):
     from casdyn.functions.registry import SIGNATURES
 

@@ -12,6 +12,8 @@ import pytest
 
 from casdyn.geometry.hull import convex_hull
 
+pytestmark = pytest.mark.slow  # hulls of real robot meshes
+
 pin = pytest.importorskip("pinocchio")
 trimesh = pytest.importorskip("trimesh")
 

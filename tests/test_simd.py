@@ -17,6 +17,8 @@ import casdyn
 from casdyn.codegen import simd
 from casdyn.codegen.export import find_compiler
 
+pytestmark = pytest.mark.slow  # compiled batched C
+
 W = simd.WIDTH
 SIZES = [0, 1, 3, W, W + 1, 1000]
 # sin and cos are computed in the lanes to within one ulp of the C library's; everything
