@@ -164,7 +164,7 @@ def save_plot(path, t, q, distances, labels):
     plt.close(fig)
 
 
-def main(plot_dir=None, steps=STEPS):
+def main(plot_dir=None, steps=STEPS, save=None):
     robot = casdyn.load_robot("kuka_iiwa14")
     obstacles = (obstacle(robot),)
     controller = RealTimeIteration(robot, obstacles)
@@ -207,6 +207,9 @@ def main(plot_dir=None, steps=STEPS):
     ball = distances[:, len(robot.collision_pairs):]
     print(f"closest approach to the ball: {ball.min():.4f} m")
     print(f"final |q - goal|: {np.abs(q[-1] - GOAL).max():.4f} rad")
+    if save is not None:  # the run, for `casdyn show kuka_iiwa14 --trajectory FILE`
+        np.savez(save, t=DT * np.arange(steps + 1), q=q, v=states[:, n:])
+        print("trajectory saved to", save)
     if plot_dir is not None:
         path = Path(plot_dir) / "arm_obstacle_mpc.png"
         save_plot(path, DT * np.arange(steps + 1), q, distances, labels)
@@ -219,5 +222,6 @@ if __name__ == "__main__":
     parser.add_argument("--plot-dir", help="save a plot of the closed loop here")
     parser.add_argument("--quick", action="store_true",
                         help=f"{QUICK_STEPS} closed-loop steps instead of {STEPS}")
+    parser.add_argument("--save", help="save t, q, v to this .npz (casdyn show --trajectory)")
     args = parser.parse_args()
-    main(args.plot_dir, QUICK_STEPS if args.quick else STEPS)
+    main(args.plot_dir, QUICK_STEPS if args.quick else STEPS, args.save)

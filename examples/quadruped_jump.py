@@ -142,7 +142,7 @@ def solve(robot: casdyn.RigidBodyTree, h: float = STEP):
     return solution, values, seconds, phase, stance_intervals, feet
 
 
-def main(plot_dir=None, h=STEP):
+def main(plot_dir=None, h=STEP, save=None):
     robot = casdyn.load_robot("solo12", floating_base=True)
     solution, (X, U, F), seconds, phase, stance_intervals, feet = solve(robot, h)
     stats = solution.stats()
@@ -164,6 +164,13 @@ def main(plot_dir=None, h=STEP):
     heights = np.array([np.array(feet(X[: robot.nq, k]))[2] for k in range(N + 1)])
     held = [k for k in range(N + 1) if k in stance_intervals or k == N]
     print(f"largest foot height while held: {np.abs(heights[held]).max() * 1000:.2f} mm")
+    if save is not None:  # the jump, for `casdyn show solo12 --floating-base --trajectory FILE`
+        forces = np.zeros((N + 1, 4, 3))  # per knot and foot, world axes; zero in flight
+        for j, k in enumerate(stance_intervals):
+            forces[k] = np.asarray(F)[:, 4 * j : 4 * j + 4].T
+        np.savez(save, t=t, q=X[: robot.nq].T, v=X[robot.nq :].T, tau=U.T, forces=forces,
+                 contacts=np.array(FEET))
+        print(f"trajectory saved to {save}")
     if plot_dir is not None:
         path = Path(plot_dir) / "quadruped_jump.png"
         plot(path, robot, t, X, U, F, phase, stance_intervals)
@@ -217,5 +224,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="50 ms steps (the tests)")
     parser.add_argument("--plot-dir", help="save quadruped_jump.png here")
+    parser.add_argument("--save", help="save t, q, v, tau, forces, contacts to this .npz")
     arguments = parser.parse_args()
-    main(arguments.plot_dir, 0.05 if arguments.quick else STEP)
+    main(arguments.plot_dir, 0.05 if arguments.quick else STEP, arguments.save)

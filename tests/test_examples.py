@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import casdyn
+
 pytestmark = pytest.mark.slow  # the examples run end to end
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -62,13 +64,15 @@ def test_mpc_tracks_and_plots(tmp_path):
 
 
 def test_arm_obstacle_mpc_keeps_every_distance_positive(tmp_path):
-    out = run("arm_obstacle_mpc.py", "--quick", "--plot-dir", str(tmp_path))
+    saved = tmp_path / "arm.npz"
+    out = run("arm_obstacle_mpc.py", "--quick", "--plot-dir", str(tmp_path), "--save", str(saved))
     closest = float(re.search(r"smallest signed distance in the closed loop \(every plant "
                               r"substep\): (\S+) m", out).group(1))
     assert closest > 0.0
     solved, total = map(int, re.search(r"(\d+) of (\d+) QPs solved", out).groups())
     assert solved == total
     assert (tmp_path / "arm_obstacle_mpc.png").stat().st_size > 10_000
+    _assert_playable(saved, casdyn.load_robot("kuka_iiwa14"), forces=False)
 
 
 def test_mpc_with_ipopt_for_comparison():
@@ -106,7 +110,8 @@ def test_quadruped_standing_carries_the_weight_and_stays_still(tmp_path):
 
 
 def test_quadruped_jump_flies_lands_and_plots(tmp_path):
-    out = run("quadruped_jump.py", "--quick", "--plot-dir", str(tmp_path))
+    saved = tmp_path / "jump.npz"
+    out = run("quadruped_jump.py", "--quick", "--plot-dir", str(tmp_path), "--save", str(saved))
     assert "Solve_Succeeded" in out
     start, end, standing, apex = map(float, re.search(
         r"base: x (\S+) -> (\S+) m, height (\S+) m standing, (\S+) m at the apex", out).groups())
@@ -116,6 +121,7 @@ def test_quadruped_jump_flies_lands_and_plots(tmp_path):
     drift = float(re.search(r"largest foot height while held: (\S+) mm", out).group(1))
     assert drift < 10.0  # the midpoint rule's error at 50 ms steps
     assert (tmp_path / "quadruped_jump.png").stat().st_size > 10_000
+    _assert_playable(saved, casdyn.load_robot("solo12", floating_base=True), forces=True)
 
 
 def test_identification_finds_the_parameters_within_the_noise(tmp_path):
@@ -152,3 +158,20 @@ def test_dataset_runs_on_a_local_cluster_and_writes_what_it_says(tmp_path):
                                    atol=1e-9)
         np.testing.assert_allclose(chunk["dqdd_dtau"][0], np.linalg.inv(robot.mass_matrix(q[0])),
                                    rtol=1e-9, atol=1e-9)
+
+
+def _assert_playable(path, robot, forces: bool) -> None:
+    """A saved run reads as the viewer's trajectory of ``robot`` (what ``casdyn show
+    --trajectory`` plays): increasing times, configurations of the robot, and, for the legged
+    examples, forces on named feet whose vertical parts hold the robot up on average."""
+    from casdyn.viewer.trajectory import load, trajectory
+
+    data = load(path)
+    shaped = trajectory(data["t"], data["q"], robot.nq, (robot.base_name, *robot.body_names),
+                        data.get("forces"), data.get("contacts"))
+    assert len(shaped.t) > 2 and np.all(np.diff(shaped.t) > 0)
+    assert (shaped.forces is not None) == forces
+    if forces:
+        weight = robot.mass * -robot.gravity[2]
+        held = shaped.forces[:, :, 2].sum(axis=1)
+        assert np.all(held >= -1e-6) and held.max() > weight
