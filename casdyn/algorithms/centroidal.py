@@ -1,4 +1,4 @@
-"""Centroidal momentum and energy (SPEC "Frames, momentum, energy and contacts").
+"""Centroidal momentum and energy (docs: "Task space and contacts").
 
 The centroidal momentum ``h_G = [k_G; l]`` is the robot's angular momentum about its centre
 of mass and its linear momentum, base-frame axes (Orin, Goswami & Lee, "Centroidal dynamics

@@ -1,5 +1,5 @@
 """Dynamics with contacts held: forward dynamics under contact constraints and impacts
-(SPEC "Frames, momentum, energy and contacts").
+(docs: "Task space and contacts").
 
 Both solve the KKT system of the constrained motion,
 

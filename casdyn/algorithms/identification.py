@@ -1,4 +1,4 @@
-"""Inertial parameters, parametric models and base parameters (SPEC "Identification").
+"""Inertial parameters, parametric models and base parameters (docs: "Identification").
 
 The parameters ``pi`` are ten per moving joint, for the body it moves (its child link with
 every link fixed to it), in that link's URDF frame, in Pinocchio's order

@@ -1,4 +1,4 @@
-"""Closed kinematic loops held as holonomic constraints (SPEC "MJCF, ball joints and loops").
+"""Closed kinematic loops held as holonomic constraints (docs: "Floating base and joints").
 
 A loop joins two bodies of the tree: ``kind="point"`` holds a point of body ``a`` on a point
 of body ``b`` (3 constraints, MuJoCo's ``connect``, Pinocchio's bilateral ``CONTACT_3D``),

@@ -1,5 +1,5 @@
-"""Frame velocities, classical accelerations and Jacobian time derivatives (SPEC "Frames,
-momentum, energy and contacts").
+"""Frame velocities, classical accelerations and Jacobian time derivatives (docs: "Task
+space and contacts").
 
 All are for a point fixed in a body (its frame origin unless a ``point`` in the body frame
 is given), angular part first, with base-frame axes (Pinocchio's ``LOCAL_WORLD_ALIGNED``):

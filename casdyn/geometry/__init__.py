@@ -1,5 +1,5 @@
 """Shapes, their placement on a robot or in the world, and exact signed distances between
-them as CasADi expressions (SPEC "Geometry and distances")."""
+them as CasADi expressions (docs: "Geometry and distances")."""
 
 from .distance import signed_distance
 from .fitting import enclosing_capsule, with_fitted_capsules

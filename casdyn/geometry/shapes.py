@@ -1,7 +1,7 @@
 """The shapes of ``casdyn.geometry``, each described in its own frame, and the records that
 place them on a robot body (:class:`Geometry`) or in the world (:class:`Obstacle`).
 
-Conventions (SPEC "Geometry and distances"): a capsule is the segment from
+Conventions (docs: "Geometry and distances"): a capsule is the segment from
 ``(0, 0, -length/2)`` to ``(0, 0, length/2)`` swept by its radius (URDF 1.2), a cylinder is
 centred with its axis along z, a box is centred with full edge lengths ``size``, a plane is the
 half-space ``normal · x <= offset``. Shapes are immutable and hashable, so the distance

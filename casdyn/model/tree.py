@@ -58,7 +58,7 @@ class Joint:
     idx_q: int = 0  # first coordinate in q (a mimic joint: its leader's)
     idx_v: int = 0  # first velocity in qd (and qdd, tau) (a mimic joint: its leader's)
     mimic: Mimic | None = None
-    # joint-space terms (SPEC "Identification"): tau += armature qdd + damping qd
+    # joint-space terms (docs: "Identification"): tau += armature qdd + damping qd
     # + friction tanh(qd / friction_smoothing); numbers, or SX in a parametric model
     damping: float = 0.0
     friction: float = 0.0

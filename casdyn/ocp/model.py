@@ -2,7 +2,7 @@
 
 State ``x = [q; v]`` (``nq + nv``), its tangent ``dx = [dq; dv]`` (``2 nv``): ``q`` moves on
 the configuration manifold by ``robot.integrate`` and deviations are measured by
-``robot.difference`` (base twist in the base frame, angular first, as the SPEC's free joint).
+``robot.difference`` (base twist in the base frame, angular first, as casdyn's free joint).
 The motors drive the joints only: ``tau = S^T u = [0_6; u]``, ``u`` of size ``nu = nv - 6``.
 
 Two ways to write the dynamics at a knot with the feet in ``stance`` held:
@@ -155,7 +155,7 @@ class ContactModel:
                 n, f = 0, forces[:, k]
             else:
                 n, f = forces[:3, k], forces[3:, k]
-            # a wrench [n; f] about p: the base-frame spatial force [n + p x f; f] (the SPEC's
+            # a wrench [n; f] about p: the base-frame spatial force [n + p x f; f] (casdyn's
             # fext rows)
             fext = fext + self.robot.external_force(foot, ca.vertcat(n + ca.cross(p, f), f).T)
         return self.robot.inverse_dynamics(q, v, a, fext) - self.torque(u)

@@ -1,6 +1,6 @@
 """A trajectory to play: sample times, configurations and, optionally, contact forces.
 
-The file format (SPEC "Viewer") is a NumPy ``.npz`` holding ``t`` (N,), ``q`` (N, nq) and
+The file format (docs: "The viewer") is a NumPy ``.npz`` holding ``t`` (N,), ``q`` (N, nq) and
 optionally ``v``, ``tau`` (not drawn), ``forces`` (N, nc, 3) or (N, 3 nc) and ``contacts``
 (nc body names, or the bodies of ``casdyn.Contact`` objects when given in Python).
 """
