@@ -58,7 +58,7 @@ class _Entry:
 class _Follower:
     """A casdyn mimic joint that is an independent joint of the Pinocchio model."""
 
-    continuous: bool
+    joint: Joint  # its joint type writes its value in Pinocchio's layout
     leader_q: int  # casdyn's coordinate (and velocity) of the leader
     leader_v: int
     multiplier: float
@@ -116,7 +116,7 @@ def _layout(robot, model) -> tuple[list[_Entry], list[_Follower]]:
                              f"{nq_pin} for a {kind} joint")
         if joint.mimic is not None:
             leader = joints[joint.mimic.leader]
-            followers.append(_Follower(joint.continuous, leader.idx_q, leader.idx_v,
+            followers.append(_Follower(joint, leader.idx_q, leader.idx_v,
                                        joint.mimic.multiplier, joint.mimic.offset,
                                        pj.idx_q, pj.idx_v))
         else:
@@ -179,11 +179,9 @@ def to_pinocchio(robot, model, q=None, v=None):
             q_pin[..., e.q_pin : e.q_pin + joint.type.pinocchio_nq(joint)] = \
                 joint.type.to_pinocchio(joint, mine)
         for f in followers:
-            value = f.multiplier * q[..., f.leader_q] + f.offset
-            if f.continuous:
-                q_pin[..., f.q_pin], q_pin[..., f.q_pin + 1] = np.cos(value), np.sin(value)
-            else:
-                q_pin[..., f.q_pin] = value
+            value = f.multiplier * q[..., f.leader_q : f.leader_q + 1] + f.offset
+            q_pin[..., f.q_pin : f.q_pin + f.joint.type.pinocchio_nq(f.joint)] = \
+                f.joint.type.to_pinocchio(f.joint, value)
     if v is not None:
         v = _numbers(v, "v", robot.nv)
         v_pin = v @ velocity_map(robot, model).T
