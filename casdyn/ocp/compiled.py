@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import casadi as ca
 
 from casdyn.codegen.cache_dir import cache_directory
+from casdyn.codegen.export import find_compiler
 from casdyn.errors import CasdynError
 
 DEFAULT_FLAGS = ("-O2", "-march=native", "-fPIC", "-shared")
@@ -32,14 +32,11 @@ def compiled(function: ca.Function, *, flags: tuple[str, ...] = DEFAULT_FLAGS,
     """``function`` as compiled C (a ``casadi.external`` of the same signature).
 
     ``with_derivatives`` also generates the forward/reverse derivatives and the Jacobian
-    (what ``nlpsol`` asks of its callbacks). Needs a C compiler (``$CC``, else ``cc``) the
+    (what ``nlpsol`` asks of its callbacks). Needs a C compiler (``$CC``, else cc, gcc, clang) the
     first time; raises :class:`casdyn.CasdynError` naming the compiler's message when the
     build fails.
     """
-    compiler = compiler or os.environ.get("CC") or "cc"
-    if shutil.which(compiler) is None:
-        raise CasdynError(f"compiling {function.name()!r} needs a C compiler: {compiler!r} "
-                          "was not found (set $CC)")
+    compiler = find_compiler(compiler)  # an ExportError (a CasdynError) if none
     name = function.name()
     options = {"with_header": False}
     if with_derivatives:
