@@ -79,7 +79,7 @@ def rnea_derivatives(model: Model, q: SX, qd: SX, qdd: SX, a_base: SX,
     states = joint_states(model, q)
     poses = base_poses(model, states)
     n = len(model.joints)
-    S = [states[i].type.base_subspace(poses[i]) for i in range(n)]  # 6 x nv_i, base frame
+    S = [states[i].type.axes(poses[i]).subspace() for i in range(n)]  # 6 x nv_i, base frame
     v: list = [None] * n  # body velocities, base frame
     a: list = [None] * n  # spatial accelerations (not classical), base frame
     inertia: list = [None] * n  # body inertias about the base origin, base axes

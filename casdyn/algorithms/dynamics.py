@@ -181,7 +181,7 @@ def crba(model: Model, q: SX) -> SX:
     in_base = crba_in_base_frame(model)
     if in_base:
         poses = base_poses(model, states)
-        axes = [states[j].type.base_subspace(poses[j]) for j in range(n)]
+        axes = [states[j].type.axes(poses[j]).subspace() for j in range(n)]
     M = SX(model.nv, model.nv)
 
     def put(j: int, column: int, block: SX, factor: float, mirror: bool) -> None:
@@ -271,5 +271,5 @@ def external_torque(model: Model, q: SX, fext: SX) -> SX:
     poses = base_poses(model, states)
     Q = SX.zeros(model.nv, 1)
     for i, state in enumerate(states):
-        state.put(Q, state.type.project_base(poses[i], F[i]))
+        state.put(Q, state.type.axes(poses[i]).project(F[i]))
     return Q

@@ -98,7 +98,7 @@ def jacobian_columns(model: Model, states: list[JointState], body: int, point=No
     else:
         chain = chain_poses(model, states, joint)
         end = chain[-1][1].then(offset).p
-    return [(j, *states[j].type.point_columns(frame, end, 1)) for j, frame in chain]
+    return [(j, *states[j].type.axes(frame).point_columns(end, 1)) for j, frame in chain]
 
 
 def poses_seen_from(model: Model, states: list[JointState], joint: int,
@@ -150,7 +150,7 @@ def center_of_mass(model: Model, q: SX) -> tuple[SX, SX]:
     for i, joint in enumerate(model.joints):
         if joint.parent < 0:
             com = com + moment[i]
-        _, J_v = states[i].type.point_columns(poses[i], moment[i], mass[i], total)
+        _, J_v = states[i].type.axes(poses[i]).point_columns(moment[i], mass[i], total)
         states[i].put(J, J_v, slice(0, 3))
     return com / total, J
 

@@ -16,7 +16,6 @@ import casadi as ca
 
 from ..math.spatial import SX, FrameMotion, Transform
 from ..model.joint_state import JointState
-from ..model.joint_type import TURN
 from ..model.tree import Model
 from .kinematics import (
     body_frame,
@@ -47,17 +46,8 @@ def _chain_velocities(model: Model, q: SX, qd: SX, joint: int) -> list:
 def _with_joint_motion(state: JointState, pose: Transform, qd: SX, w: SX, v: SX
                        ) -> tuple[SX, SX]:
     """``(w, v)``, a motion given by its angular velocity and the velocity of the point at
-    the origin of ``pose`` (the joint's moved frame), plus the joint's own motion. Every
-    column of ``S`` turns about or slides along an axis of the moved frame through its
-    origin, so the joint adds its turns to ``w`` and its slides to ``v``."""
-    rates = state.rates(qd)
-    for k, (kind, axis) in enumerate(state.type.dofs):
-        step = pose.R[:, axis] * rates[k]
-        if kind == TURN:
-            w = w + step
-        else:
-            v = v + step
-    return w, v
+    the origin of ``pose`` (the joint's moved frame), plus the joint's own motion."""
+    return state.type.axes(pose).moved(state.rates(qd), w, v)
 
 
 def _point(chain: list, offset: Transform) -> tuple[SX, SX, SX]:
@@ -123,18 +113,9 @@ def jacobian_time_derivative(model: Model, q: SX, qd: SX, body: int, point=None,
     p, _, v_p = _point(chain, offset)
     Jdot = SX(6, model.nv)
     for state, pose, w, v in chain:
-        angular, linear = [], []
-        for kind, axis in state.type.dofs:
-            a = pose.R[:, axis]
-            turning = ca.cross(w, a)
-            if kind == TURN:
-                angular.append(turning)
-                linear.append(ca.cross(turning, p - pose.p) + ca.cross(a, v_p - v))
-            else:
-                angular.append(SX(3, 1))
-                linear.append(turning)
-        state.put(Jdot, ca.horzcat(*angular), slice(0, 3))
-        state.put(Jdot, ca.horzcat(*linear), slice(3, 6))
+        angular, linear = state.type.axes(pose).rate_of_change(w, p, v_p, v)
+        state.put(Jdot, angular, slice(0, 3))
+        state.put(Jdot, linear, slice(3, 6))
     return Jdot
 
 
@@ -157,15 +138,9 @@ def _local_jacobian_time_derivative(model: Model, q: SX, qd: SX, body: int, poin
     for j, pose in reversed(poses_seen_from(model, states, joint, offset)):
         if origin is not None:
             v = v + ca.cross(w, pose.p - origin)
-            angular, linear = [], []
-            for kind, axis in states[j].type.dofs:
-                a = pose.R[:, axis]
-                turning = ca.cross(a, w)
-                angular.append(turning if kind == TURN else SX(3, 1))
-                linear.append(ca.cross(pose.p, turning) + ca.cross(a, v) if kind == TURN
-                              else turning)
-            states[j].put(Jdot, ca.horzcat(*angular), slice(0, 3))
-            states[j].put(Jdot, ca.horzcat(*linear), slice(3, 6))
+            angular, linear = states[j].type.axes(pose).local_rate_of_change(w, v)
+            states[j].put(Jdot, angular, slice(0, 3))
+            states[j].put(Jdot, linear, slice(3, 6))
         w, v = _with_joint_motion(states[j], pose, qd, w, v)
         origin = pose.p
     return Jdot

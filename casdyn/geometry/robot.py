@@ -273,7 +273,7 @@ def witness_jacobian(model, geometry, pairs, obstacles, q) -> tuple[ca.SX, ca.SX
         for w, own in ((w_a, chain_a - chain_b), (w_b, chain_b - chain_a)):
             for j in sorted(own):
                 if j not in columns:
-                    columns[j] = states[j].type.point_columns(joints[j], ca.SX.zeros(3, 1), 1.0)
+                    columns[j] = states[j].type.axes(joints[j]).point_columns(ca.SX.zeros(3, 1), 1)
                 angular, linear = columns[j]
                 states[j].put(row, (ca.mtimes(w[:3].T, angular) + ca.mtimes(w[3:].T, linear)).T)
         values.append(d)

@@ -14,6 +14,7 @@ import numpy as np
 from ..math.inertia import Inertia
 from ..math.spatial import SX, FrameMotion, Transform
 from .articulation import Articulation
+from .dof_axes import DofAxes
 
 TURN, SLIDE = "turn", "slide"
 
@@ -148,53 +149,16 @@ class JointType:
         return inertia[:, rows[0]] if len(rows) == 1 else ca.horzcat(*[inertia[:, r]
                                                                         for r in rows])
 
-    # --- motion subspace in the base frame ----------------------------------------------------
-    def base_subspace(self, pose: Transform) -> SX:
-        """``S`` in the base frame at the base origin (6 x nv), the moved frame at ``pose``."""
-        columns = []
-        for kind, axis in self.dofs:
-            a = pose.R[:, axis]
-            columns.append(ca.vertcat(a, ca.cross(pose.p, a)) if kind == TURN
-                           else ca.vertcat(SX.zeros(3, 1), a))
-        return ca.horzcat(*columns)
+    # --- the dofs as axes of another frame ---------------------------------------------------
+    def axes(self, pose: Transform) -> DofAxes:
+        """The joint's dofs as axes of the frame in which its moved frame is at ``pose``
+        (the base frame, or a body's): the motion subspace there, its projections and its
+        Jacobian columns (:class:`casdyn.model.dof_axes.DofAxes`)."""
+        return DofAxes.at(self.dofs, pose, TURN)
 
     def along(self, subspace: SX, force: SX) -> SX:
-        """``subspace^T force`` for a :meth:`base_subspace` and a base-frame force."""
+        """``subspace^T force`` for a :meth:`DofAxes.subspace` and a force in its frame."""
         return ca.dot(subspace, force) if self.nv == 1 else ca.mtimes(subspace.T, force)
-
-    def project_base(self, pose: Transform, force: SX) -> SX:
-        """``S^T F`` (nv x 1) for a base-frame force ``F`` about the base origin (6 x 1)."""
-        moment = None
-        parts = []
-        for kind, axis in self.dofs:
-            a = pose.R[:, axis]
-            if kind == TURN:
-                if moment is None:
-                    moment = force[:3] - ca.cross(pose.p, force[3:])
-                parts.append(ca.dot(a, moment))
-            else:
-                parts.append(ca.dot(a, force[3:]))
-        return ca.vertcat(*parts)
-
-    def point_columns(self, pose: Transform, moment: SX, mass: float,
-                      per: float = 1.0) -> tuple[SX, SX]:
-        """``(J_w, J_v)`` (3 x nv each): the angular velocity and ``d(moment)/dt / per`` per
-        unit rate, for a first moment ``moment = mass * point`` (base frame) carried by the
-        joint; with ``mass = 1`` the geometric Jacobian columns of ``point``, with ``per``
-        the total mass the centre-of-mass Jacobian's."""
-        arm = None
-        angular, linear = [], []
-        for kind, axis in self.dofs:
-            a = pose.R[:, axis]
-            if kind == TURN:
-                if arm is None:
-                    arm = moment - mass * pose.p
-                angular.append(a)
-                linear.append(ca.cross(a, arm) if per == 1.0 else ca.cross(a, arm) / per)
-            else:
-                angular.append(SX(3, 1))
-                linear.append(a * (mass / per))
-        return ca.horzcat(*angular), ca.horzcat(*linear)
 
     # --- articulated-body algorithm -----------------------------------------------------------
     def articulate(self, IA: SX, u: SX, armature=0.0) -> Articulation:
