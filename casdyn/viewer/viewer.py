@@ -30,7 +30,7 @@ from .. import arguments
 from ..errors import CasdynError, InputError, unknown_name
 from . import scene as draw
 from . import server
-from .meshes import cone
+from .overlays import Overlays
 from .poses import pose_function
 from .trajectory import Trajectory, friction_half_angle, trajectory
 
@@ -50,6 +50,11 @@ def require_viser():
 
 def _safe(name: str) -> str:
     return name.replace("/", "_") or "_"
+
+
+def _path(body: str) -> str:
+    """The scene path of a body's node."""
+    return f"/robot/{_safe(body)}"
 
 
 class Viewer:
@@ -91,8 +96,8 @@ class Viewer:
             self._build(items, poses0)
             self._lock = threading.RLock()
             self._trajectory: Trajectory | None = None
-            self._contact_nodes: list = []
-            self._com_nodes: tuple = ()
+            self._overlays = Overlays(self._server.scene, self._size, self._body_node,
+                                      _path)
             self._gui: dict = {}
             self._time = 0.0
             self._setting = False  # the slider is being moved by the player, not the user
@@ -161,18 +166,18 @@ class Viewer:
         ``force_scale`` (m/N): default draws the robot's weight as long as the robot is big.
         """
         shaped = trajectory(t, q, self._nq, self._bodies, forces, contacts)
-        self._half_angle = friction_half_angle(mu)
+        half_angle = friction_half_angle(mu)
         if force_scale is None:
             weight = self._mass * self._gravity
             force_scale = self._size / weight if weight > 0 else 0.01
-        self._force_scale = float(force_scale)
         path = np.array([self._evaluate(self._configuration(x))[0][:, :3, 3]
                          for x in shaped.q[:: max(1, len(shaped.q) // 50)]])
         self._frame_view(path.reshape(-1, 3))
         with self._lock:
             self._trajectory = shaped
-            self._make_contact_nodes(shaped)
-            self._show_com(bool(com))
+            self._overlays.make_contacts(shaped, half_angle, float(force_scale))
+            carrier = self._bodies[1] if len(self._bodies) > 1 else self._bodies[0]
+            self._overlays.show_com(bool(com), carrier)
             self._make_controls(shaped, arguments.flag(loop, "loop"))
             self._playing = len(shaped.t) > 1
             self._show_time(float(shaped.t[0]))
@@ -206,7 +211,7 @@ class Viewer:
                 # the scene's snapshot keeps poses but not every later property change (the
                 # arrows' lengths): clear those, so that drawing sample 0 records them
                 self._draw_sample(0)
-                self._clear_stretched()
+                self._overlays.clear_stretched()
             serializer = self._server.get_scene_serializer()
             if shaped is not None:
                 times = _recorded_times(shaped.t)
@@ -307,55 +312,11 @@ class Viewer:
                     np.array([[np.zeros(3), end]]), (80, 80, 100),
                     thickness=self._axes_length / 6)
 
-    def _make_contact_nodes(self, shaped: Trajectory) -> None:
-        """Per contact, a node at the contact point on its body (axes kept parallel to the
-        base frame's) holding the force arrows and the friction cone: they ride with the
-        body, so a page that applies updates late never shows them apart from it."""
-        scene = self._server.scene
-        for group, _, _ in self._contact_nodes:
-            group.remove()
-        self._contact_nodes = []
-        vertices, faces = cone(self._half_angle, 0.3 * self._size)
-        for i, (body, point) in enumerate(zip(shaped.bodies, shaped.points, strict=True)):
-            if body not in self._body_nodes:
-                self._body_nodes[body] = scene.add_frame(f"/robot/{_safe(body)}",
-                                                         show_axes=False)
-            name = f"/robot/{_safe(body)}/contact_{i}"
-            group = scene.add_frame(name, show_axes=False, position=point)
-            # a unit arrow along z, stretched to the force by its node's scale
-            arrows = tuple(scene.add_arrows(
-                f"{name}/force_{kind}", np.array([[[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]]),
-                color, shaft_radius=0.015 * self._size, head_radius=0.035 * self._size,
-                head_length=0.15, scale=(1.0, 1.0, 1e-6), visible=False)
-                for kind, color in (("inside", (40, 170, 60)), ("outside", (220, 40, 40))))
-            cone_node = scene.add_mesh_simple(f"{name}/cone", vertices, faces,
-                                              color=(60, 120, 230), opacity=0.25,
-                                              side="double", cast_shadow=False, visible=False)
-            self._contact_nodes.append((group, arrows, cone_node))
-
-    def _show_com(self, visible: bool) -> None:
-        """The centre of mass (a ball), a line down to the ground and a disc there, in one
-        node that rides on the first body with base-frame axes (``/robot/<body>/com``)."""
-        if visible and not self._com_nodes:
-            scene = self._server.scene
-            carrier = self._bodies[1] if len(self._bodies) > 1 else self._bodies[0]
-            if carrier not in self._body_nodes:
-                self._body_nodes[carrier] = scene.add_frame(f"/robot/{_safe(carrier)}",
-                                                            show_axes=False)
-            name = f"/robot/{_safe(carrier)}/com"
-            radius = 0.03 * self._size
-            self._com_nodes = (
-                carrier,
-                scene.add_frame(name, show_axes=False),
-                scene.add_cylinder(f"{name}/ground", radius=1.5 * radius, height=0.002,
-                                   color=(230, 40, 40), cast_shadow=False),
-                scene.add_line_segments(f"{name}/line", np.array([[[0.0, 0, 0], [0, 0, -1]]]),
-                                        (230, 40, 40), thickness=0.15 * radius,
-                                        scale=(1.0, 1.0, 1e-6)),
-            )
-            scene.add_icosphere(f"{name}/ball", radius=radius, color=(230, 40, 40))
-        if self._com_nodes:
-            self._com_nodes[1].visible = visible
+    def _body_node(self, name: str):
+        """The node of body ``name``, made (without geometry) if it has none."""
+        if name not in self._body_nodes:
+            self._body_nodes[name] = self._server.scene.add_frame(_path(name), show_axes=False)
+        return self._body_nodes[name]
 
     # --- drawing --------------------------------------------------------------------------
     def _configuration(self, q) -> np.ndarray:
@@ -378,44 +339,11 @@ class Viewer:
                 pose = poses[self._index[name]]
                 node.position = pose[:3, 3]
                 node.wxyz = draw.wxyz(pose[:3, :3])
-            if self._com_nodes and self._com_nodes[1].visible:
-                carrier, group, ground, line = self._com_nodes
-                pose = poses[self._index[carrier]]
-                height = max(float(com[2]), 1e-6)  # m above the ground z = 0
-                group.position = pose[:3, :3].T @ (com - pose[:3, 3])
-                group.wxyz = draw.wxyz(pose[:3, :3].T)  # base-frame axes
-                ground.position = (0.0, 0.0, -height)
-                line.scale = (1.0, 1.0, height)
+            self._overlays.draw_com(poses, self._index, com)
             if forces is not None:
-                self._draw_forces(poses, forces)
-
-    def _draw_forces(self, poses, forces) -> None:
-        shaped = self._trajectory
-        visible_below = 1e-6 * max(self._mass * self._gravity, 1.0)  # N: "no contact"
-        tan = np.tan(self._half_angle)
-        for i, (group, (inside_arrow, outside_arrow), cone_node) in enumerate(
-                self._contact_nodes):
-            rotation = poses[self._index[shaped.bodies[i]]][:3, :3]
-            group.wxyz = draw.wxyz(rotation.T)  # undo the body's turn: base-frame axes
-            f = forces[i]
-            size = float(np.linalg.norm(f))
-            on = size > visible_below
-            inside = np.hypot(f[0], f[1]) <= tan * f[2] + 1e-9
-            for arrow, shown in ((inside_arrow, on and inside), (outside_arrow, on and not inside)):
-                if shown:
-                    arrow.wxyz = draw.wxyz(draw.z_to(f / size))
-                    arrow.scale = (1.0, 1.0, self._force_scale * size)
-                arrow.visible = shown
-            cone_node.visible = on
-
-    def _clear_stretched(self) -> None:
-        """Arrows and the COM line back to zero length, hidden."""
-        for _, arrows, _ in self._contact_nodes:
-            for arrow in arrows:
-                arrow.scale = (1.0, 1.0, 1e-6)
-                arrow.visible = False
-        if self._com_nodes:
-            self._com_nodes[3].scale = (1.0, 1.0, 1e-6)
+                visible_below = 1e-6 * max(self._mass * self._gravity, 1.0)  # N: "no contact"
+                self._overlays.draw_forces(poses, self._index, self._trajectory.bodies,
+                                           forces, visible_below)
 
     def _draw_sample(self, k: int) -> None:
         shaped = self._trajectory
