@@ -2,7 +2,8 @@
 
     pip install ".[bench]" && python benchmarks/run.py [--quick]
 
-Prints the tables and writes them, with the machine and versions, to benchmarks/RESULTS.md:
+Prints the tables and writes them, with the machine and versions, into benchmarks/RESULTS.md
+(its own sections; the other scripts' are kept):
 graph sizes (n_instructions) against urdf2casadi and adam; compiled speed of the dynamics and
 of their derivatives against Pinocchio's C++ in one process (benchmarks/native.cpp);
 Python-call latency and batches against Pinocchio from Python and the CasADi peers; scaling
@@ -28,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import models
 import native
 import peers
+import results_file
 
 import casdyn
 
@@ -431,14 +433,11 @@ def main() -> None:
          "four point feet; TALOS: two 6-D feet; states the contacts allow)",
          task_speed(urdfs, rounds, calls)),
     ]
-    text = ["# casdyn benchmark results", "", f"Machine: {machine()}", "",
-            "Reproduce: `pip install \".[bench]\" && python benchmarks/run.py`. Every ratio "
-            "below was measured in the same run as the numbers it compares.", ""]
     for title, body in sections:
         print(f"\n{title}\n{body}", flush=True)
-        text += [f"## {title}", "", body, ""]
-    (HERE / "RESULTS.md").write_text("\n".join(text))
-    print(f"\nwritten to {HERE / 'RESULTS.md'}")
+    if not args.quick:  # a smoke run's numbers are not results
+        path = results_file.update(sections, "python benchmarks/run.py", machine())
+        print(f"\nwritten to {path}")
 
 
 if __name__ == "__main__":
