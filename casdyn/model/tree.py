@@ -25,6 +25,7 @@ The model keeps the URDF's frames otherwise; :mod:`casdyn.model.reframe` and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -108,17 +109,17 @@ class Model:
     description: RobotDescription | None = field(default=None, repr=False, compare=False)
     _body_index: dict[str, int] = field(repr=False, compare=False, default_factory=dict)
 
-    @property
+    @cached_property
     def coordinate_joints(self) -> tuple[Joint, ...]:
         """The joints with coordinates of their own (all but mimic joints), in ``q``'s order."""
         return tuple(joint for joint in self.joints if joint.mimic is None)
 
-    @property
+    @cached_property
     def nq(self) -> int:
         """The number of coordinates, the length of ``q``."""
         return sum(joint.type.nq for joint in self.coordinate_joints)
 
-    @property
+    @cached_property
     def nv(self) -> int:
         """The number of velocities, the length of ``qd``, ``qdd`` and ``tau``."""
         return sum(joint.type.nv for joint in self.coordinate_joints)
