@@ -67,6 +67,21 @@ def test_compiled_evaluation_equals_sx_and_symbolic_calls_stay_sx(cache):
         robot.inverse_dynamics(q, np.full(7, np.nan))
 
 
+def test_compile_of_a_name_builds_the_variants_its_calls_use(cache):
+    """compile(["inverse_dynamics"]) then a call without fext must run compiled code: both
+    the fext and the fext-free variants are built (the call takes the smaller one)."""
+    robot = casdyn.load_robot("ur5e")
+    robot.compile(["inverse_dynamics", ("forward_dynamics", {"fext": False}), "mass_matrix"])
+    assert robot.compiled_functions == ("inverse_dynamics", "inverse_dynamics_nofext",
+                                        "forward_dynamics_nofext", "mass_matrix")
+    q, qd, x, _ = random_state(robot, 4)
+    sx = robot.function("inverse_dynamics", fext=False)
+    assert_close(robot.inverse_dynamics(q, qd, x), sx(q, qd, x).full().ravel())
+    # the call's numbers came from the compiled Function, not from the SX graph
+    _, _, evaluator, _ = robot._engine._thread_entry("inverse_dynamics", None, True)
+    assert evaluator.function.class_name() == "External"
+
+
 @pytest.mark.parametrize("with_fext", [False, True])  # 27 numbers in (summed) / 99 (dot product)
 @pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
 def test_fast_path_sends_non_finite_inputs_to_the_checked_path(with_fext, value):

@@ -55,7 +55,9 @@ def compile_robot(engine: NumericEngine, functions, directory: str | os.PathLike
     :data:`casdyn.codegen.simd.BATCHED_BY_DEFAULT` instructions (None)."""
     cache = engine.functions
     name = cache.model.name
-    keys = export_keys(cache, COMPILED_BY_DEFAULT if functions is None else functions)
+    listed = COMPILED_BY_DEFAULT if functions is None else _called_variants(
+        selection.items(functions))
+    keys = export_keys(cache, listed)
     with Progress(name, enabled(progress)) as report:
         chosen = build_for_c(cache, keys, report)
         # the batched C of each from its SX graph (the C form may be an MX Function)
@@ -65,6 +67,20 @@ def compile_robot(engine: NumericEngine, functions, directory: str | os.PathLike
             chosen, f"casdyn_{name}", pickle.dumps(cache.model), directory, VECTOR_OUTPUTS,
             progress=report, batched=batched)
     engine.install(keys, compiled, module, kernels)
+
+
+def _called_variants(listed: list[selection.Item]) -> list:
+    """The variants numeric calls of ``listed`` use: a function with an optional ``fext``
+    named without that option is called with ``fext`` and without it (a call without
+    ``fext`` takes the smaller variant), so compile() builds both."""
+    out: list = []
+    for key, name, options in listed:
+        if key is None and "fext" not in options and \
+                "fext" in getattr(SIGNATURES.get(name), "options", ()):
+            out += [(name, {**options, "fext": True}), (name, {**options, "fext": False})]
+        else:
+            out.append((name, options) if key is None else (key, name, options))
+    return out
 
 
 def _batched(function: ca.Function, batch: bool | None) -> bool:
