@@ -1,6 +1,6 @@
 """casdyn against its peers, measured side by side in one run.
 
-    pip install ".[bench]" && python benchmarks/run.py [--quick]
+    pip install ".[bench]" && python benchmarks/run.py [--quick] [--only WORD ...]
 
 Prints the tables and writes them, with the machine and versions, into benchmarks/RESULTS.md
 (its own sections; the other scripts' are kept):
@@ -395,44 +395,56 @@ def machine() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
+    parser.add_argument("--only", nargs="+", metavar="WORD",
+                        help="run the sections whose titles contain one of these words")
     args = parser.parse_args()
     rounds, calls = (5, 500) if args.quick else (31, 2000)
     bench_models = models.benchmark_models()
     ur5e = bench_models["UR5e"]
-    sections = [("Graph sizes (SX n_instructions, fixed base)", graph_sizes(bench_models, 24)),
-                ("Peer agreement (max relative difference of ID, FD, M at a random state)",
-                 agreement(bench_models, 24))]
-    speed, derivative_speed, results = compiled_speed(bench_models, rounds, calls)
-    sections += [
-        ("Compiled speed: casdyn's C (default flags, -march=native) vs Pinocchio's C++, "
-         "one process", speed),
-        ("Compiled derivatives: d(ID)/d(q, qd, qdd) and d(FD)/d(q, qd, tau) vs Pinocchio's "
-         "computeRNEADerivatives and computeABADerivatives", derivative_speed),
-        ("Python call latency", python_latency(*ur5e)),
-        ("Batch evaluation", batches(ur5e[0])),
-        ("Scaling over random chains (compiled, per call; exponent of a log-log fit)",
-         scaling(bench_models, results)),
-        ("Construction time", construction(bench_models["chain48"][0])),
-        ("Real-time MPC (examples/mpc.py, UR5e, 300 closed-loop steps, every solve timed)",
-         realtime_mpc()),
-        ("Identification: the joint-torque regressor, compiled, vs Pinocchio's "
-         "computeJointTorqueRegressor, one process", regressor_table(ur5e[0], rounds, calls)),
-    ]
     urdfs = floating_models()
-    sections += [
+    native_results: dict = {}
+
+    def compiled(part: int):
+        if not native_results:
+            native_results["tables"] = compiled_speed(bench_models, rounds, calls)
+        return native_results["tables"][part]
+
+    measured = [
+        ("Graph sizes (SX n_instructions, fixed base)", lambda: graph_sizes(bench_models, 24)),
+        ("Peer agreement (max relative difference of ID, FD, M at a random state)",
+         lambda: agreement(bench_models, 24)),
+        ("Compiled speed: casdyn's C (default flags, -march=native) vs Pinocchio's C++, "
+         "one process", lambda: compiled(0)),
+        ("Compiled derivatives: d(ID)/d(q, qd, qdd) and d(FD)/d(q, qd, tau) vs Pinocchio's "
+         "computeRNEADerivatives and computeABADerivatives", lambda: compiled(1)),
+        ("Python call latency", lambda: python_latency(*ur5e)),
+        ("Batch evaluation", lambda: batches(ur5e[0])),
+        ("Scaling over random chains (compiled, per call; exponent of a log-log fit)",
+         lambda: scaling(bench_models, compiled(2))),
+        ("Construction time", lambda: construction(bench_models["chain48"][0])),
+        ("Real-time MPC (examples/mpc.py, UR5e, 300 closed-loop steps, every solve timed)",
+         realtime_mpc),
+        ("Identification: the joint-torque regressor, compiled, vs Pinocchio's "
+         "computeJointTorqueRegressor, one process", lambda: regressor_table(ur5e[0], rounds,
+                                                                           calls)),
         ("Floating base: graph sizes (SX n_instructions) vs adam, example-robot-data models",
-         floating_graph_sizes(urdfs)),
+         lambda: floating_graph_sizes(urdfs)),
         ("Floating base: compiled speed vs Pinocchio's C++ (JointModelFreeFlyer), one process; "
-         "derivatives in the tangent space",
-         floating_speed(urdfs, rounds, calls)),
+         "derivatives in the tangent space", lambda: floating_speed(urdfs, rounds, calls)),
         ("Export time (default flags, a fresh process; large functions in files of their "
-         "own, compiled in parallel with lighter optimisation)", export_time(urdfs["TALOS"])),
+         "own, compiled in parallel with lighter optimisation)",
+         lambda: export_time(urdfs["TALOS"])),
         ("Task space and contacts: graph sizes (SX n_instructions) vs adam",
-         task_graph_sizes(urdfs)),
+         lambda: task_graph_sizes(urdfs)),
         ("Task space and contacts: compiled speed vs Pinocchio's C++, one process (solo12: "
          "four point feet; TALOS: two 6-D feet; states the contacts allow)",
-         task_speed(urdfs, rounds, calls)),
+         lambda: task_speed(urdfs, rounds, calls)),
     ]
+    wanted = [title for title, _ in measured
+              if not args.only or any(word.lower() in title.lower() for word in args.only)]
+    if not wanted:
+        parser.error(f"no section title contains any of {args.only}")
+    sections = [(title, make()) for title, make in measured if title in wanted]
     for title, body in sections:
         print(f"\n{title}\n{body}", flush=True)
     if not args.quick:  # a smoke run's numbers are not results
