@@ -5,6 +5,7 @@ cached ``casadi.Function`` objects → :class:`RigidBodyTree`, the user API.
 """
 
 import os as _os
+from dataclasses import replace as _replace
 
 from . import integrators
 from ._version import __version__
@@ -102,6 +103,10 @@ def load_mjcf(source, *, floating_base: bool | None = None, gravity=None,
     warn_all(read.warnings, stacklevel=2)  # at the caller
     model = build_model(read.description, read.gravity if gravity is None else gravity,
                         read.floating_base, joint_friction, read.armature)
+    if joint_friction and any(read.base_damping):  # the floating base's, which has no spec
+        model = _replace(model, joints=(_replace(model.joints[0], damping=read.base_damping[0],
+                                                 friction=read.base_damping[1]),
+                                        *model.joints[1:]))
     return RigidBodyTree(_with_loops(model, read.loops) if read.loops else model)
 
 

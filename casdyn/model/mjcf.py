@@ -70,6 +70,7 @@ class MJCFModel:
     loops: tuple = ()
     mj_model: object = None
     warnings: list[str] = field(default_factory=list)  # what casdyn reads differently
+    base_damping: tuple[float, float] = (0.0, 0.0)  # the floating base's damping, friction
 
 
 def compile_mjcf(source):
@@ -140,6 +141,7 @@ class _Reader:
         self.renamed_sites: list[str] = []
         self.warnings: list[str] = []  # ModelWarning messages, given by the loader
         self.static: set[int] = set()  # bodies fixed to the world, left out of a floating robot
+        self.base_damping = (0.0, 0.0)  # the floating base's (damping, frictionloss)
 
     # --- the floating base ----------------------------------------------------------------
     def _roots(self) -> list[int]:
@@ -241,6 +243,8 @@ class _Reader:
                 raise ModelError(f"{self.label}: body {name!r} has joints besides its free "
                                  f"joint {self.joint_names[joints[0]]!r}")
             free, joints = joints[0], []
+            if parent is None:  # the floating base: its rotor inertia and damping
+                self.base_damping = self._dof_terms(free, "floating_base")
             if parent is not None and not self.weld_free:
                 # the world pose is qpos itself: a free joint from the world frame
                 self._spec(free, "floating", parent, name, np.eye(3), np.zeros(3))
@@ -285,29 +289,30 @@ class _Reader:
         lower, upper = -math.inf, math.inf
         if kind in ("revolute", "prismatic") and m.jnt_limited[j]:
             lower, upper = (float(x) for x in m.jnt_range[j])
-        dof = int(m.jnt_dofadr[j])
-        nv = {"floating": 6, "ball": 3}.get(kind, 1)
-        damping = m.dof_damping[dof : dof + nv]
-        friction = m.dof_frictionloss[dof : dof + nv]
-        armature = m.dof_armature[dof : dof + nv]
-        where = f"{self.label}, joint {name!r}"
-        if nv > 1:
-            unmodelled = [what for what, values in (("armature", armature),
-                                                    ("damping", damping),
-                                                    ("frictionloss", friction))
-                          if np.any(values)]
-            if unmodelled:
-                self.warnings.append(
-                    f"{where}: casdyn models {', '.join(unmodelled)} on 1-dof joints only; "
-                    f"left out on this {_NAMES[int(m.jnt_type[j])]} joint")
-            damping, friction = np.zeros(1), np.zeros(1)
-        elif armature[0]:
-            self.armature[name] = float(armature[0])
+        damping, friction = self._dof_terms(j, name)
         self.joints.append(JointSpec(
             name, kind, parent, child, np.asarray(origin, dtype=float), np.zeros(3),
             np.array([1.0, 0.0, 0.0]) if axis is None else axis, lower, upper, math.inf,
-            math.inf, where, damping=float(damping[0]), friction=float(friction[0]),
+            math.inf, f"{self.label}, joint {name!r}", damping=damping, friction=friction,
             rotation=rotation))
+
+    def _dof_terms(self, j: int, name: str) -> tuple[float, float]:
+        """``(damping, frictionloss)`` of joint ``j`` (casdyn's joint ``name``), its armature
+        noted. MJCF gives one value per joint, which MuJoCo copies to each of its dofs
+        (``dof_*``): casdyn's are per joint, on each of its rates. A free joint's
+        frictionloss is left out (MuJoCo's acts on the world-frame velocity)."""
+        m = self.m
+        dof = int(m.jnt_dofadr[j])
+        armature, damping, friction = (float(values[dof]) for values in (
+            m.dof_armature, m.dof_damping, m.dof_frictionloss))
+        if armature:
+            self.armature[name] = armature
+        if friction and m.jnt_type[j] == FREE:
+            self.warnings.append(
+                f"{self.label}, joint {name!r}: casdyn does not model frictionloss on a free "
+                "joint; left out")
+            friction = 0.0
+        return damping, friction
 
     def _sites(self, body: int, name: str, rotation: np.ndarray, translation: np.ndarray):
         """Each named site of ``body`` as a massless link on a fixed joint."""
@@ -438,7 +443,7 @@ def read_mjcf(source, floating_base: bool | None = None) -> MJCFModel:
         gravity = np.zeros(3)
     loops = _loops(m, reader)
     return MJCFModel(description, reader.floating is not None, gravity, reader.armature, loops,
-                     m, reader.warnings)
+                     m, reader.warnings, reader.base_damping)
 
 
 def mujoco_velocity_map(robot, q) -> np.ndarray:
