@@ -5,6 +5,7 @@ contact (the contacts ``mj_collision`` makes when every margin is huge) and sign
 
 from __future__ import annotations
 
+import pickle
 import time
 import warnings
 
@@ -206,6 +207,25 @@ def test_a_floating_robot_puts_the_geoms_of_fixed_bodies_on_the_world():
     assert robot.floating_base and top.body == "world"
     assert_close(top.pose, _world_pose(d, m.geom("top").id))
     assert robot.collision_pairs == (("top", "torso"),)
+
+
+def test_distance_jacobians_and_pickling_take_the_world_geometry():
+    """The closest-point Jacobian of pairs with world geometry (a floor, a pillar) is the
+    AD one, and a pickled robot reads its geoms again."""
+    robot = _load(SHAPES)
+    m = mujoco.MjModel.from_xml_string(SHAPES)
+    items = {item.name: item for item in robot.collision_geometry}
+    pairs = [pair for pair in robot.collision_pairs
+             if _supported(items[pair[0]].shape, items[pair[1]].shape)]
+    assert ("floor", "cap") in pairs and ("pillar", "wedge") in pairs
+    q = random_qpos(m, np.random.default_rng(5))
+    d, J = robot.function("collision_distances", pairs=pairs, jacobian=True)(q)
+    d_ad, J_ad = robot.function("collision_distances", pairs=pairs, jacobian="ad")(q)
+    assert_close(d, d_ad)
+    assert_close(J, J_ad)
+    copy = pickle.loads(pickle.dumps(robot))
+    assert copy.collision_pairs == robot.collision_pairs
+    assert_close(copy.collision_distances(q, pairs=pairs), d.full().ravel())
 
 
 def _coal(shape):
