@@ -108,6 +108,32 @@ def test_every_geom_kind_becomes_its_shape_where_mujoco_places_it():
         assert_close(np.sort(placed, axis=0), np.sort(expected, axis=0), 1e-7)
 
 
+NEAR_INERTIA = """
+<mujoco><worldbody><body name="b" pos="0.3 0 0"><joint axis="0 0 1"/>
+  <inertial pos="0.1 0.2 0" quat="0.9 0.1 0.2 0.3" mass="1" diaginertia="1 2 3"/>
+  <geom name="g" type="box" size="0.1 0.2 0.3" pos="0.1 0.2 0.00000005"
+        quat="0.9 0.1000001 0.2 0.3"/>
+  <site name="s" pos="0.1 0.20000005 0" quat="0.9 0.1 0.2000001 0.3"/>
+</body></worldbody></mujoco>
+"""
+
+
+def test_a_geom_or_site_the_compiler_put_on_the_inertial_frame_is_there():
+    """MuJoCo's compiler finds this geom's and site's frames equal to the body's inertial
+    frame (``sameframe``, 5e-8 m apart) and its kinematics puts them there."""
+    robot = _load(NEAR_INERTIA)
+    m = mujoco.MjModel.from_xml_string(NEAR_INERTIA)
+    assert m.geom_sameframe[0] == m.site_sameframe[0] == mujoco.mjtSameFrame.mjSAMEFRAME_INERTIA
+    d = mujoco.MjData(m)
+    d.qpos[:] = 0.7
+    mujoco.mj_kinematics(m, d)
+    (item,) = robot.collision_geometry
+    assert_close(_placed(robot, d.qpos, item), _world_pose(d, 0), 1e-12)
+    site = np.eye(4)
+    site[:3, :3], site[:3, 3] = d.site_xmat[0].reshape(3, 3), d.site_xpos[0]
+    assert_close(robot.get_transform(d.qpos, "s"), site, 1e-12)
+
+
 def test_a_geom_without_a_shape_is_named_in_a_warning():
     text = SHAPES.replace('<geom name="floor"', '<geom name="ground" type="hfield" '
                           'hfield="h"/><geom name="floor"')
@@ -131,13 +157,20 @@ def _geom_ids(m) -> dict[str, int]:
 def _mujoco_pairs(m) -> set[frozenset]:
     """The geom pairs MuJoCo's ``mj_collision`` makes contacts for when every margin is
     huge (every pair its filters let through is then in contact; the mid-phase, whose
-    bounding volumes hold the compiled margins, is switched off)."""
+    bounding volumes hold the compiled margins, is switched off, and the geoms but planes
+    and height fields are made their bounding spheres: MuJoCo's box-box contacts, for one,
+    miss pairs far apart within the margin)."""
     m = m.__copy__()
+    for g in range(m.ngeom):
+        if m.geom_type[g] not in (mujoco.mjtGeom.mjGEOM_PLANE, mujoco.mjtGeom.mjGEOM_HFIELD):
+            m.geom_type[g], m.geom_size[g, 0] = mujoco.mjtGeom.mjGEOM_SPHERE, m.geom_rbound[g]
     m.geom_margin[:] = 1e3
     m.pair_margin[:] = 1e3
     m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_MIDPHASE
     d = mujoco.MjData(m)
-    mujoco.mj_forward(m, d)
+    mujoco.mj_kinematics(m, d)
+    mujoco.mj_collision(m, d)  # the contacts alone: their constraints could fill the arena
+    assert not d.warning[mujoco.mjtWarning.mjWARN_CONTACTFULL].number
     return {frozenset(int(g) for g in pair) for pair in d.contact.geom[: d.ncon]}
 
 

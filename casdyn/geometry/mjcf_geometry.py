@@ -11,7 +11,9 @@ of its vertices: a :class:`ConvexMesh` of the compiled vertices (``mesh_vert``, 
 frame the compiler chose; ``geom_pos``, ``geom_quat`` already place that frame). Ellipsoids,
 height fields, SDFs and anything else are left out with a :class:`ModelWarning` naming them.
 
-Where a geom sits: on its body (MJCF body names are casdyn's), in the body frame. Geoms of
+Where a geom sits: on its body (MJCF body names are casdyn's), in the body frame, where
+MuJoCo's kinematics puts it (``geom_sameframe``: the compiler may put it on the body's
+inertial frame instead of ``geom_pos``, ``geom_quat``). Geoms of
 the worldbody, and of bodies that a floating robot leaves out because they are fixed to the
 world, sit on ``"world"`` (the base frame, MuJoCo's world) at their world pose; on a fixed
 base a static body is a link of the robot and keeps its geoms. The world's geoms (a floor)
@@ -34,7 +36,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..model.mjcf_frames import quaternion_matrix
+from ..model.mjcf_frames import local_pose, quaternion_matrix
 from .robot import RobotGeometry
 from .shapes import Box, Capsule, ConvexMesh, Cylinder, Geometry, Plane, Sphere
 
@@ -169,8 +171,9 @@ class MJCFGeometry(RobotGeometry):
             if shape is None:
                 continue  # named in a warning at load
             body, frame = self._placement[int(m.geom_bodyid[g])]
-            items.append(Geometry(names[g], body, shape,
-                                  frame @ pose_matrix(m.geom_pos[g], m.geom_quat[g])))
+            local = local_pose(m, m.geom_pos[g], m.geom_quat[g], int(m.geom_bodyid[g]),
+                               int(m.geom_sameframe[g]))
+            items.append(Geometry(names[g], body, shape, frame @ local))
         return tuple(items)
 
     def __getstate__(self) -> dict:

@@ -43,7 +43,7 @@ import numpy as np
 
 from ..errors import CasdynError, InputError, ModelError, ModelWarning
 from ..geometry.mjcf_geometry import placements, unsupported
-from .mjcf_frames import axis_rotation, quaternion_matrix
+from .mjcf_frames import axis_rotation, local_pose, quaternion_matrix
 from .mjcf_loops import mjcf_loops
 from .mjcf_unmodelled import unmodelled
 from .urdf import JointSpec, LinkSpec, RobotDescription
@@ -319,12 +319,12 @@ class _Reader:
                 self.renamed_sites.append(site)
             self.used.add(site)
             self.links.append(self._frame(site))
+            local = local_pose(m, m.site_pos[s], m.site_quat[s], body, int(m.site_sameframe[s]))
             self.joints.append(JointSpec(
                 self._fresh(f"{site}_fixed"), "fixed", name, site,
-                translation + rotation @ np.array(m.site_pos[s], dtype=float), np.zeros(3),
+                translation + rotation @ local[:3, 3], np.zeros(3),
                 np.array([1.0, 0.0, 0.0]), -math.inf, math.inf, math.inf, math.inf,
-                f"{self.label}, site {site!r}",
-                rotation=rotation @ quaternion_matrix(m.site_quat[s])))
+                f"{self.label}, site {site!r}", rotation=rotation @ local[:3, :3]))
 
 
 def read_mjcf(source, floating_base: bool | None = None) -> MJCFModel:
