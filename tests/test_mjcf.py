@@ -292,7 +292,7 @@ def test_without_mujoco_the_error_says_what_to_install(monkeypatch):
 PACKAGES = {  # package -> its folders of MJCF models
     "gymnasium": ["envs/mujoco/assets"],
     "dm_control": ["suite", "locomotion"],
-    "robosuite": ["models/assets/robots"],
+    "robosuite": ["models/assets/robots", "models/assets/grippers", "models/assets/bases"],
 }
 BUDGET = float(os.environ.get("CASDYN_MJCF_BUDGET", "25"))  # seconds; 0: no limit
 
