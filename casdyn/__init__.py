@@ -5,6 +5,7 @@ cached ``casadi.Function`` objects → :class:`RigidBodyTree`, the user API.
 """
 
 import os as _os
+from dataclasses import replace as _replace
 
 from . import integrators
 from ._version import __version__
@@ -91,8 +92,11 @@ def load_mjcf(source, *, floating_base: bool | None = None, gravity=None,
     inertia; with ``joint_friction=True`` ``damping`` and ``frictionloss`` act as
     ``tau += damping qd + frictionloss tanh(qd / 1e-3)``. Active ``connect`` and ``weld``
     equalities are closed loops held exactly (``robot.loops``, :meth:`RigidBodyTree.loop_dynamics`).
-    What casdyn does not model (tendons, actuators, other equalities, their softness,
-    springs, contacts) is named in a :class:`ModelWarning`."""
+    The geoms MuJoCo collides are ``robot.collision_geometry`` (the worldbody's on
+    ``"world"``), the others ``robot.visual_geometry``; ``robot.collision_pairs`` are the
+    pairs MuJoCo tests (see :mod:`casdyn.geometry.mjcf_geometry`). What casdyn does not
+    model (tendons, actuators, other equalities, their softness, springs, contact forces,
+    geoms without a casdyn shape) is named in a :class:`ModelWarning`."""
     from .model.mjcf import read_mjcf, warn_all
 
     if floating_base is not None:
@@ -102,7 +106,15 @@ def load_mjcf(source, *, floating_base: bool | None = None, gravity=None,
     warn_all(read.warnings, stacklevel=2)  # at the caller
     model = build_model(read.description, read.gravity if gravity is None else gravity,
                         read.floating_base, joint_friction, read.armature)
-    return RigidBodyTree(_with_loops(model, read.loops) if read.loops else model)
+    if joint_friction and any(read.base_damping):  # the floating base's, which has no spec
+        model = _replace(model, joints=(_replace(model.joints[0], damping=read.base_damping[0],
+                                                 friction=read.base_damping[1]),
+                                        *model.joints[1:]))
+    robot = RigidBodyTree(_with_loops(model, read.loops) if read.loops else model)
+    from .geometry.mjcf_geometry import MJCFGeometry
+
+    robot._geometry = MJCFGeometry(robot.model, read.mj_model, read.placement, read.body_names)
+    return robot
 
 
 def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81), floating_base: bool = False,

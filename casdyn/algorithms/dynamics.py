@@ -41,8 +41,9 @@ def rnea(model: Model, q: SX, qd: SX, qdd: SX, base_acceleration: SX | None = No
     for i in reversed(model.order):
         joint, state = model.joints[i], states[i]
         torque = state.project(f[i])
-        if present(joint.armature):  # a rotor's inertia, on the joint's own rate
-            torque = torque + joint.armature * state.rates(qdd)
+        if present(joint.armature):  # a rotor's inertia, on the joint's own rates
+            torque = torque + joint.armature * state.rates(qdd) \
+                + armature_rate_bias(joint, state, qd)
         state.put(tau, torque)
         if joint.parent >= 0:
             f[joint.parent] = f[joint.parent] + state.force_to_parent(f[i])
@@ -138,8 +139,9 @@ def aba(model: Model, q: SX, qd: SX, tau: SX) -> SX:
     articulation: list = [None] * n
     for i in reversed(model.order):
         state, parent = states[i], model.joints[i].parent
-        articulation[i] = state.type.articulate(IA[i], tau[state.v] - state.project(pA[i]),
-                                            model.joints[i].armature)
+        articulation[i] = state.type.articulate(
+            IA[i], tau[state.v] - state.project(pA[i])
+            - armature_rate_bias(model.joints[i], state, qd), model.joints[i].armature)
         if parent >= 0:
             Ia, pa = articulation[i].handed_on(IA[i], pA[i], c[i])
             IA[parent] = IA[parent] + state.articulated_to_parent(Ia)
@@ -215,8 +217,9 @@ def crba(model: Model, q: SX) -> SX:
                     put(j, column, states[j].project(F), k_i * states[j].factor, True)
                     child = j
     for i, joint in enumerate(model.joints):
-        if present(joint.armature):
-            M[states[i].v, states[i].v] = M[states[i].v, states[i].v] + joint.armature
+        if present(joint.armature):  # on the diagonal, once per dof
+            v = states[i].v
+            M[v, v] = M[v, v] + joint.armature * SX.eye(states[i].type.nv)
     return M
 
 
@@ -224,6 +227,28 @@ def present(value) -> bool:
     """Whether a joint-space coefficient (armature, damping, friction) adds anything: a
     symbol always, a number if it is not zero (so that absent terms cost nothing)."""
     return isinstance(value, SX) or value != 0
+
+
+def armature_rate_bias(joint, state, qd: SX) -> SX | float:
+    """The velocity term of a free joint's rotor inertia: ``armature [0; w x v]`` for its
+    rates ``[w; v]`` (0 for other joints, or without armature). MuJoCo puts a free joint's
+    armature on the rate of its ``qvel``, whose linear part is the world-frame velocity
+    ``R v``; ``d(R v)/dt = R (v' + w x v)``, so in casdyn's body twist the rotor force is
+    ``armature (a + [0; w x v])``."""
+    if state.type.nv != 6 or not present(joint.armature):
+        return 0.0
+    rates = state.rates(qd)
+    return joint.armature * ca.vertcat(SX.zeros(3, 1), ca.cross(rates[:3], rates[3:]))
+
+
+def armature_bias(model: Model, q: SX, qd: SX) -> SX:
+    """:func:`armature_rate_bias` of every joint (nv x 1), zero without free-joint armature."""
+    tau = SX.zeros(model.nv, 1)
+    states = joint_states(model, q)
+    for joint, state in zip(model.joints, states, strict=True):
+        if state.type.nv == 6 and present(joint.armature):
+            state.put(tau, armature_rate_bias(joint, state, qd))
+    return tau
 
 
 def friction_torque(model: Model, q: SX, qd: SX) -> SX:
@@ -235,8 +260,8 @@ def friction_torque(model: Model, q: SX, qd: SX) -> SX:
         return tau
     states = joint_states(model, q)
     for joint, state in zip(model.joints, states, strict=True):
-        if state.type.nv == 1 and (present(joint.damping) or present(joint.friction)):
-            rate = state.rates(qd)
+        if present(joint.damping) or present(joint.friction):
+            rate = state.rates(qd)  # a ball's or free joint's: each of its rates
             state.put(tau, joint.damping * rate
                       + joint.friction * ca.tanh(rate / model.friction_smoothing))
     return tau

@@ -40,17 +40,20 @@ class GeometryMethods:
 
     @property
     def collision_geometry(self) -> tuple:
-        """The URDF's ``<collision>`` shapes: ``casdyn.geometry.Geometry`` per element."""
+        """The URDF's ``<collision>`` shapes (MJCF: the geoms MuJoCo collides):
+        ``casdyn.geometry.Geometry`` per element."""
         return self._robot_geometry.collision
 
     @property
     def visual_geometry(self) -> tuple:
-        """The URDF's ``<visual>`` shapes: ``casdyn.geometry.Geometry`` per element."""
+        """The URDF's ``<visual>`` shapes (MJCF: the geoms that collide with nothing):
+        ``casdyn.geometry.Geometry`` per element."""
         return self._robot_geometry.visual
 
     @property
     def collision_pairs(self) -> tuple[tuple[str, str], ...]:
-        """Collision geometry pairs on links neither welded, adjacent nor disabled."""
+        """Collision geometry pairs on links neither welded, adjacent nor disabled (MJCF:
+        the pairs MuJoCo tests for contact, see :mod:`casdyn.geometry.mjcf_geometry`)."""
         return self._robot_geometry.pairs
 
     def collision_distances(self, q, pairs=None, obstacles=()):

@@ -115,6 +115,8 @@ def inverse_dynamics_partials(model: Model, s: dict, options: dict,
                                               dynamics.gravity_acceleration(model), s["fext"])
     if model.joint_friction:
         dqd = dqd - ca.jacobian(generalized_forces(model, s, fext=False), s["qd"])
+    if any(j.type.nv == 6 and dynamics.present(j.armature) for j in model.joints):
+        dqd = dqd + ca.jacobian(dynamics.armature_bias(model, s["q"], s["qd"]), s["qd"])
     analytical = [dq, dqd, M]
     if not both_graphs_cheap(model):
         return analytical

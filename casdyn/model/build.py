@@ -44,7 +44,7 @@ def build_model(description: RobotDescription, gravity=(0.0, 0.0, -9.81),
 def with_joint_terms(model: Model, joint_friction: bool, armature: dict,
                      friction_smoothing: float) -> Model:
     """``model`` with URDF friction switched on or off and ``armature`` (name -> value) on
-    its 1-dof joints."""
+    its joints (a multi-dof joint's on each of its rates)."""
     if not (isinstance(friction_smoothing, int | float) and math.isfinite(friction_smoothing)
             and friction_smoothing > 0):
         raise InputError(f"friction_smoothing must be a positive number, got "
@@ -53,9 +53,6 @@ def with_joint_terms(model: Model, joint_friction: bool, armature: dict,
     for name, value in armature.items():
         if name not in names:
             raise _not_movable(model, name, "armature", list(names))
-        if not names[name].type.one_dof:
-            raise InputError(f"armature applies to 1-dof joints; {name!r} is "
-                             f"{names[name].type.name}")
         if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
             raise InputError(f"armature of {name!r} must be a number >= 0, got {value!r}")
     specs = {spec.name: spec for spec in model.description.joints}

@@ -165,9 +165,12 @@ class JointType:
         """The joint's step of ABA (RBDA table 7.1) for the articulated inertia ``IA`` of its
         body and ``u = tau - S^T pA``: ``U = IA S``, ``D = S^T U``, solved by an LDL^T
         factorisation (``D`` is symmetric positive definite). A rotor inertia ``armature``
-        (1-dof joints) adds to ``D``."""
+        adds to ``D``'s diagonal, one per dof."""
         U = self.column(IA)
-        return Articulation(U, self.project(U), u)
+        D = self.project(U)
+        if isinstance(armature, SX) or armature != 0:
+            D = D + armature * SX.eye(self.nv)
+        return Articulation(U, D, u)
 
     # --- inertial parameters ------------------------------------------------------------------
     def split(self, inertia: Inertia) -> tuple[Inertia, Inertia]:

@@ -281,6 +281,10 @@ class Free(JointType):
         return Transform(lie.rotation_matrix(q[3:]), q[:3])
 
     def articulate(self, IA: SX, u: SX, armature=0.0) -> Articulation:
+        """``S = 1``: :class:`FreeArticulation`, or with a rotor inertia (``D = IA +
+        armature 1``) the general step, ``U = IA``."""
+        if isinstance(armature, SX) or armature != 0:
+            return Articulation(IA, IA + armature * SX.eye(6), u)
         return FreeArticulation(IA, u)
 
     def neutral(self, joint: Joint) -> np.ndarray:

@@ -25,6 +25,10 @@ Velocities are MuJoCo's ``qvel`` but for a free joint: casdyn's is the body twis
 ``[w; v]`` (angular first, both in the body's axes), MuJoCo's ``[v_world; w]`` (the world
 velocity of the body's origin, then the body-axes angular velocity):
 :func:`mujoco_velocity_map` converts.
+
+Besides: :mod:`casdyn.model.mjcf_loops` (``connect`` and ``weld`` equalities as loops),
+:mod:`casdyn.model.mjcf_unmodelled` (the warning of what casdyn does not model),
+:mod:`casdyn.geometry.mjcf_geometry` (the geoms as collision geometry and their pairs).
 """
 
 from __future__ import annotations
@@ -38,12 +42,14 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CasdynError, InputError, ModelError, ModelWarning
+from ..geometry.mjcf_geometry import placements, unsupported
+from .mjcf_frames import axis_rotation, local_pose, quaternion_matrix
+from .mjcf_loops import mjcf_loops
+from .mjcf_unmodelled import unmodelled
 from .urdf import JointSpec, LinkSpec, RobotDescription
 
 # mjtJoint
 FREE, BALL, SLIDE, HINGE = 0, 1, 2, 3
-CONNECT, WELD = 0, 1  # mjtEq
-SITE = 6  # mjtObj: an equality between sites rather than bodies
 _NAMES = {FREE: "free", BALL: "ball", SLIDE: "slide", HINGE: "hinge"}
 WORLD = "world"  # MuJoCo's worldbody
 
@@ -70,6 +76,10 @@ class MJCFModel:
     loops: tuple = ()
     mj_model: object = None
     warnings: list[str] = field(default_factory=list)  # what casdyn reads differently
+    base_damping: tuple[float, float] = (0.0, 0.0)  # the floating base's damping, friction
+    # per MuJoCo body: (casdyn body, its pose there) and the names geoms are named after
+    placement: list = field(default_factory=list)
+    body_names: list[str] = field(default_factory=list)
 
 
 def compile_mjcf(source):
@@ -92,22 +102,6 @@ def compile_mjcf(source):
         return compile_(source), label
     except ValueError as error:  # MuJoCo's compiler errors
         raise ModelError(f"{label}: MuJoCo could not compile the model: {error}") from None
-
-
-def quaternion_matrix(quaternion) -> np.ndarray:
-    """The rotation (3, 3) of a quaternion ``[w, x, y, z]`` (normalised first)."""
-    w, x, y, z = np.asarray(quaternion, dtype=float) / np.linalg.norm(quaternion)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
-
-
-def _axis_rotation(axis: np.ndarray, angle: float) -> np.ndarray:
-    """Rodrigues' rotation by ``angle`` about the unit ``axis``."""
-    K = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
-    return np.eye(3) + math.sin(angle) * K + (1 - math.cos(angle)) * K @ K
 
 
 def warn_all(messages: list[str], stacklevel: int) -> None:
@@ -140,6 +134,7 @@ class _Reader:
         self.renamed_sites: list[str] = []
         self.warnings: list[str] = []  # ModelWarning messages, given by the loader
         self.static: set[int] = set()  # bodies fixed to the world, left out of a floating robot
+        self.base_damping = (0.0, 0.0)  # the floating base's (damping, frictionloss)
 
     # --- the floating base ----------------------------------------------------------------
     def _roots(self) -> list[int]:
@@ -203,7 +198,7 @@ class _Reader:
             self.warnings.append(
                 f"{self.label}: sites named as a body or joint are the frames "
                 f"{', '.join(map(repr, self.renamed_sites))}")
-        self._unmodelled()
+        self.warnings += unmodelled(self.m, self.label, self.joint_names, self.body_names)
         name = m.names[: m.names.index(b"\0")].decode() if m.names else ""
         return RobotDescription(name or Path(self.label).stem, self.label, tuple(self.links),
                                 tuple(self.joints))
@@ -241,6 +236,8 @@ class _Reader:
                 raise ModelError(f"{self.label}: body {name!r} has joints besides its free "
                                  f"joint {self.joint_names[joints[0]]!r}")
             free, joints = joints[0], []
+            if parent is None:  # the floating base: its rotor inertia and damping
+                self.base_damping = self._dof_terms(free, "floating_base")
             if parent is not None and not self.weld_free:
                 # the world pose is qpos itself: a free joint from the world frame
                 self._spec(free, "floating", parent, name, np.eye(3), np.zeros(3))
@@ -261,7 +258,7 @@ class _Reader:
                 self._fresh(f"{name}:{self.joint_names[j]}")
             origin_rotation, origin = rotation, translation + rotation @ anchor
             if kind == HINGE and ref:  # turned by q - ref
-                origin_rotation = rotation @ _axis_rotation(axis, -ref)
+                origin_rotation = rotation @ axis_rotation(axis, -ref)
             elif kind == SLIDE and ref:  # moved by q - ref
                 origin = origin - ref * (rotation @ axis)
             kinds = {HINGE: "revolute" if m.jnt_limited[j] else "continuous",
@@ -285,29 +282,30 @@ class _Reader:
         lower, upper = -math.inf, math.inf
         if kind in ("revolute", "prismatic") and m.jnt_limited[j]:
             lower, upper = (float(x) for x in m.jnt_range[j])
-        dof = int(m.jnt_dofadr[j])
-        nv = {"floating": 6, "ball": 3}.get(kind, 1)
-        damping = m.dof_damping[dof : dof + nv]
-        friction = m.dof_frictionloss[dof : dof + nv]
-        armature = m.dof_armature[dof : dof + nv]
-        where = f"{self.label}, joint {name!r}"
-        if nv > 1:
-            unmodelled = [what for what, values in (("armature", armature),
-                                                    ("damping", damping),
-                                                    ("frictionloss", friction))
-                          if np.any(values)]
-            if unmodelled:
-                self.warnings.append(
-                    f"{where}: casdyn models {', '.join(unmodelled)} on 1-dof joints only; "
-                    f"left out on this {_NAMES[int(m.jnt_type[j])]} joint")
-            damping, friction = np.zeros(1), np.zeros(1)
-        elif armature[0]:
-            self.armature[name] = float(armature[0])
+        damping, friction = self._dof_terms(j, name)
         self.joints.append(JointSpec(
             name, kind, parent, child, np.asarray(origin, dtype=float), np.zeros(3),
             np.array([1.0, 0.0, 0.0]) if axis is None else axis, lower, upper, math.inf,
-            math.inf, where, damping=float(damping[0]), friction=float(friction[0]),
+            math.inf, f"{self.label}, joint {name!r}", damping=damping, friction=friction,
             rotation=rotation))
+
+    def _dof_terms(self, j: int, name: str) -> tuple[float, float]:
+        """``(damping, frictionloss)`` of joint ``j`` (casdyn's joint ``name``), its armature
+        noted. MJCF gives one value per joint, which MuJoCo copies to each of its dofs
+        (``dof_*``): casdyn's are per joint, on each of its rates. A free joint's
+        frictionloss is left out (MuJoCo's acts on the world-frame velocity)."""
+        m = self.m
+        dof = int(m.jnt_dofadr[j])
+        armature, damping, friction = (float(values[dof]) for values in (
+            m.dof_armature, m.dof_damping, m.dof_frictionloss))
+        if armature:
+            self.armature[name] = armature
+        if friction and m.jnt_type[j] == FREE:
+            self.warnings.append(
+                f"{self.label}, joint {name!r}: casdyn does not model frictionloss on a free "
+                "joint; left out")
+            friction = 0.0
+        return damping, friction
 
     def _sites(self, body: int, name: str, rotation: np.ndarray, translation: np.ndarray):
         """Each named site of ``body`` as a massless link on a fixed joint."""
@@ -321,111 +319,12 @@ class _Reader:
                 self.renamed_sites.append(site)
             self.used.add(site)
             self.links.append(self._frame(site))
+            local = local_pose(m, m.site_pos[s], m.site_quat[s], body, int(m.site_sameframe[s]))
             self.joints.append(JointSpec(
                 self._fresh(f"{site}_fixed"), "fixed", name, site,
-                translation + rotation @ np.array(m.site_pos[s], dtype=float), np.zeros(3),
+                translation + rotation @ local[:3, 3], np.zeros(3),
                 np.array([1.0, 0.0, 0.0]), -math.inf, math.inf, math.inf, math.inf,
-                f"{self.label}, site {site!r}",
-                rotation=rotation @ quaternion_matrix(m.site_quat[s])))
-
-    def _unmodelled(self) -> None:
-        """A warning naming what the file says and casdyn does not model."""
-        m = self.m
-        parts = []
-        if m.ntendon:
-            parts.append(f"{m.ntendon} tendon(s)")
-        if m.nu:
-            parts.append(f"{m.nu} actuator(s) (casdyn's tau is the joint force itself)")
-        other = [k for k in range(m.neq) if m.eq_type[k] not in (CONNECT, WELD)]
-        if other:
-            parts.append(f"{len(other)} equality constraint(s) on joints, tendons or flexes")
-        if any(m.eq_type[k] in (CONNECT, WELD) for k in range(m.neq)):
-            parts.append("the softness of connect and weld equalities (solref, solimp: casdyn "
-                         "holds them exactly) and a weld's torquescale")
-        stiff = [self.joint_names[j] for j in range(m.njnt) if m.jnt_stiffness[j]]
-        if stiff:
-            parts.append(f"joint stiffness of {', '.join(map(repr, stiff))}")
-        if np.any(m.body_gravcomp):
-            parts.append("gravity compensation (gravcomp)")
-        if m.opt.density or m.opt.viscosity or np.any(m.opt.wind):
-            parts.append("fluid forces (density, viscosity, wind)")
-        mocap = [self.body_names[b] for b in range(m.nbody) if m.body_mocapid[b] >= 0]
-        if mocap:
-            parts.append(f"mocap bodies {', '.join(map(repr, mocap))} (fixed here)")
-        if m.ngeom:
-            parts.append("contacts between geoms")
-        if np.any(m.jnt_limited):
-            parts.append("joint-limit constraints (the ranges are the position limits)")
-        if parts:
-            self.warnings.append(f"{self.label}: casdyn does not model: {'; '.join(parts)}")
-
-
-def _loops(m, reader: _Reader) -> tuple:
-    """The active ``connect`` and ``weld`` equalities as loops (MuJoCo's
-    ``mj_instantiateEquality``): a connect holds ``eq_data[0:3]`` of body 1 on
-    ``eq_data[3:6]`` of body 2; a weld ``eq_data[3:6]`` of body 1 on ``eq_data[0:3]`` of
-    body 2, body 1's frame turned by the quaternion ``eq_data[6:10]`` on body 2's; between
-    sites, the sites' origins (and frames)."""
-    from .loops import Loop
-
-    loops, inactive = [], []
-    body_name = {b: reader.body_names[b] for b in range(m.nbody)}
-    if reader.floating is not None:
-        body_name[0] = "world"
-    for k in range(m.neq):
-        kind = int(m.eq_type[k])
-        if kind not in (CONNECT, WELD):
-            continue
-        name = m.eq(k).name or f"equality{k}"
-        if not m.eq_active0[k]:
-            inactive.append(name)
-            continue
-        data = np.array(m.eq_data[k], dtype=float)
-        ids = int(m.eq_obj1id[k]), int(m.eq_obj2id[k])
-        if int(m.eq_objtype[k]) == SITE:
-            bodies = [int(m.site_bodyid[i]) for i in ids]
-            points = [np.array(m.site_pos[i], dtype=float) for i in ids]
-            frames = [quaternion_matrix(m.site_quat[i]) for i in ids]
-            rotation = frames[1] @ frames[0].T  # site 1's frame on site 2's
-        else:
-            bodies = list(ids)
-            # a connect's anchors are body 1's then body 2's, a weld's the other way round
-            points = [data[0:3], data[3:6]] if kind == CONNECT else [data[3:6], data[0:3]]
-            rotation = quaternion_matrix(data[6:10]).T if kind == WELD else np.eye(3)
-        sides = [_on_robot(m, reader, body, point) for body, point in zip(bodies, points,
-                                                                           strict=True)]
-        if sides[0][0] == 0 and sides[1][0] == 0:
-            inactive.append(name)  # between bodies fixed to the world: it holds nothing
-            continue
-        if sides[0][0] == 0:  # body 1 fixed to the world: it becomes the held side b
-            # R_1 = R_2 rotation: body 2's frame R_2 held on the world frame R_1 rotation^T
-            (b, point_b, R_b), (a, point_a, _) = sides
-            rotation = R_b @ rotation.T
-        else:
-            (a, point_a, _), (b, point_b, R_b) = sides
-            rotation = R_b @ rotation
-        loops.append(Loop(body_name[a], body_name[b], "point" if kind == CONNECT else "6d",
-                          tuple(point_a), tuple(point_b), tuple(rotation.ravel()), name))
-    if inactive:
-        reader.warnings.append(
-            f"{reader.label}: equalities inactive at the start, or between bodies fixed to the "
-            f"world, are left out: {', '.join(map(repr, inactive))}")
-    return tuple(loops)
-
-
-def _on_robot(m, reader: _Reader, body: int, point: np.ndarray):
-    """``(body, point, R)``: ``point`` of ``body`` on the robot, ``R`` the axes the loop's
-    frames are given in there (the identity); a body fixed to the world and left out of a
-    floating robot gives the world (body 0) with ``point`` and ``R`` in world coordinates."""
-    if body not in reader.static:
-        return body, point, np.eye(3)
-    rotation, translation = np.eye(3), np.zeros(3)
-    while body != 0:  # every ancestor of a static body is static: its pose is constant
-        local = quaternion_matrix(m.body_quat[body])
-        translation = local @ translation + np.array(m.body_pos[body], dtype=float)
-        rotation = local @ rotation
-        body = int(m.body_parentid[body])
-    return 0, translation + rotation @ point, rotation
+                f"{self.label}, site {site!r}", rotation=rotation @ local[:3, :3]))
 
 
 def read_mjcf(source, floating_base: bool | None = None) -> MJCFModel:
@@ -436,9 +335,11 @@ def read_mjcf(source, floating_base: bool | None = None) -> MJCFModel:
     gravity = np.array(m.opt.gravity, dtype=float)
     if m.opt.disableflags & _mujoco().mjtDisableBit.mjDSBL_GRAVITY:  # <flag gravity="disable"/>
         gravity = np.zeros(3)
-    loops = _loops(m, reader)
+    loops = mjcf_loops(m, reader)
+    reader.warnings += unsupported(m, label, reader.body_names)
     return MJCFModel(description, reader.floating is not None, gravity, reader.armature, loops,
-                     m, reader.warnings)
+                     m, reader.warnings, reader.base_damping,
+                     placements(m, reader.body_names, reader.static), reader.body_names)
 
 
 def mujoco_velocity_map(robot, q) -> np.ndarray:
