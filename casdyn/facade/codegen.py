@@ -70,7 +70,8 @@ class CodegenMethods:
         ``functions``: both variants of inverse and forward dynamics, mass matrix, velocity
         product, gravity torque and centre of mass (same forms as :meth:`export_c`; keys are
         allowed and ignored); a function that takes ``fext`` named without that option is
-        built with and without it, as calls with and without ``fext`` use both. The library is kept in ``directory`` (default
+        built with and without it, as calls with and without ``fext`` use both. The library
+        is kept in ``directory`` (default
         :func:`casdyn.codegen.cache_dir.cache_directory`), named by a hash of the model,
         the functions and this machine's processor (the library is built for it, with
         ``-march=native``), so the next process loads it without compiling; a cached library
