@@ -28,50 +28,122 @@ from . import kernels
 LINKED_FROM = 20_000
 
 
-def external_call(symbol: str, function: ca.Function) -> ca.Function:
-    """A Function, for the code generator only, that calls the C function ``symbol`` of
-    the same library: the generated C of ``function`` (an SX Function, which needs no work
-    vectors), with its inputs and outputs."""
-    n_in, n_out = function.n_in(), function.n_out()
-    body = (
-        f"{{ int {symbol}(const casadi_real** arg, casadi_real** res, casadi_int* iw, "
-        f"casadi_real* w, int mem); const casadi_real* a[{n_in}]; casadi_real* r[{n_out}]; "
-        + "".join(f"a[{i}] = x{i}; " for i in range(n_in))
-        + "".join(f"r[{i}] = y{i}; " for i in range(n_out))
-        + f"if ({symbol}(a, r, 0, 0, 0)) return 1; }}"
-    )
-    return ca.Function.jit(
-        f"{symbol}_call", body, [f"x{i}" for i in range(n_in)], [f"y{i}" for i in range(n_out)],
-        [function.sparsity_in(i) for i in range(n_in)],
-        [function.sparsity_out(i) for i in range(n_out)], {"jit": False})
-
-
 def forward_dynamics_derivatives(cache: FunctionCache, key: tuple, forward: tuple[str, tuple],
                                  inverse: tuple[str, tuple]) -> ca.Function:
     """The forward-dynamics derivatives of ``key`` as the code generator should write them
     in a library whose C functions ``forward = (symbol, key)`` (the forward dynamics) and
     ``inverse = (symbol, key)`` (the inverse-dynamics derivatives) have the same options:
-    the name, inputs, outputs and output sparsity of the cached Function."""
+    the name, inputs, outputs and output sparsity of the cached Function; one C function
+    (:func:`linked_body`) between the copies of its inputs and outputs."""
     function = cache.get_key(key)
     fd, idd = cache.get_key(forward[1]), cache.get_key(inverse[1])
-    nv = cache.model.nv
-    M = ca.SX.sym("M", idd.sparsity_out(2))
-    ldlt = TreeLDLT(M, factorization_order(cache.stages))
-    name = function.name()
-    factorised = ca.Function(f"{name}_ldlt", [M], [ldlt.values()], ["M"], ["ld"])
-    solve = kernels.tree_solve(ldlt, 2 * nv, f"{name}_solve")
-    inputs = {function.name_in(i): ca.MX.sym(function.name_in(i), function.sparsity_in(i))
-              for i in range(function.n_in())}
-    qdd = external_call(forward[0], fd)(*(inputs[n] for n in fd.name_in()))
-    at = {**inputs, "qdd": qdd}
-    dq, dqd, mass = external_call(inverse[0], idd)(*(at[n] for n in idd.name_in()))
-    XT, Z = solve(ca.densify(ca.horzcat(dq, dqd)).T, factorised(mass))
-    X = XT.T
-    back = np.argsort(ldlt.order)  # M^-1 = Z with rows and columns in M's order
-    outputs = [X[:, :nv], X[:, nv:], Z[back, back]]
-    outputs = [ca.project(x, function.sparsity_out(k)) for k, x in enumerate(outputs)]
-    return ca.Function(name, list(inputs.values()), outputs, list(inputs),
+    ldlt = TreeLDLT(ca.SX.sym("M", idd.sparsity_out(2)), factorization_order(cache.stages))
+    body, scratch = linked_body(function, fd, idd, ldlt, forward[0], inverse[0])
+    n_in, n_out = function.n_in(), function.n_out()
+    names_in = [f"x{i}" for i in range(n_in)]
+    names_out = [f"y{i}" for i in range(n_out)] + ["scratch"]
+    jit = ca.Function.jit(
+        f"{function.name()}_linked", body, names_in, names_out,
+        [function.sparsity_in(i) for i in range(n_in)],
+        [function.sparsity_out(i) for i in range(n_out)] + [ca.Sparsity.dense(scratch, 1)],
+        {"jit": False})
+    inputs = [ca.MX.sym(function.name_in(i), function.sparsity_in(i)) for i in range(n_in)]
+    outputs = jit(*inputs)[:n_out]
+    return ca.Function(function.name(), inputs, outputs, function.name_in(),
                        function.name_out())
+
+
+def _nonzeros(sparsity: ca.Sparsity) -> list[tuple[int, int]]:
+    """``(row, column)`` of each nonzero of ``sparsity``, in storage order."""
+    rows, columns = sparsity.get_triplet()
+    return list(zip(rows, columns, strict=True))
+
+
+def _table(name: str, values: list[int]) -> str:
+    """A C array of integers ``name`` (one zero where ``values`` is empty)."""
+    listed = ", ".join(map(str, values or [0]))
+    return f"static const casadi_int {name}[{max(len(values), 1)}] = {{{listed}}};"
+
+
+def linked_body(function: ca.Function, fd: ca.Function, idd: ca.Function, ldlt: TreeLDLT,
+                fd_symbol: str, idd_symbol: str) -> tuple[str, int]:
+    """``(C, scratch size)``: the body of the forward-dynamics derivatives ``function``
+    (inputs ``x0, ...``, outputs ``y0, y1, y2``, work array ``scratch``) calling the C
+    functions ``fd_symbol`` (``fd``) and ``idd_symbol`` (``idd``), factorising ``M`` as
+    ``ldlt`` (its structure; straight-line C of RBDA table 6.3 on the numbers) and solving
+    with :func:`casdyn.codegen.kernels.tree_solve_lines`."""
+    nv, n = ldlt.n, ldlt.n
+    m = 2 * nv
+    entries = ldlt.entries()
+    index = {entry: k for k, entry in enumerate(entries)}
+    d = len(entries)
+    order = ldlt.order
+    at_M = {rc: k for k, rc in enumerate(_nonzeros(idd.sparsity_out(2)))}
+    # the factorisation, as TreeLDLT does it, on numbers: mm holds the permuted lower triangle
+    slots: dict[tuple[int, int], int] = {}
+    rows: list[set[int]] = [set() for _ in range(n)]
+    factor = []
+    for k in range(n):
+        for c in range(k + 1):
+            if (order[k], order[c]) in at_M:
+                slots[k, c] = len(slots)
+                rows[k].add(c)
+                factor.append(f"mm[{slots[k, c]}] = Mv[{at_M[order[k], order[c]]}];")
+    for k in reversed(range(n)):
+        factor.append(f"ld[{d + k}] = mm[{slots[k, k]}];" if k in rows[k] else
+                      f"ld[{d + k}] = 0;")
+        below = sorted(rows[k] - {k})
+        factor += [f"ld[{index[k, c]}] = mm[{slots[k, c]}] / ld[{d + k}];" for c in below]
+        for a, i in enumerate(below):
+            for j in below[: a + 1]:
+                if j not in rows[i]:
+                    slots[i, j] = len(slots)
+                    rows[i].add(j)
+                    factor.append(f"mm[{slots[i, j]}] = 0;")
+                factor.append(f"mm[{slots[i, j]}] -= mm[{slots[k, i]}] * ld[{index[k, j]}];")
+    # the scratch array: qdd, the ID derivatives' outputs, ld, mm, BT, XT, Z
+    sizes = {"qdd": nv, "A": idd.nnz_out(0), "B": idd.nnz_out(1), "Mv": idd.nnz_out(2),
+             "ld": d + n, "mm": len(slots), "BT": m * nv, "XT": m * nv, "Z": n * n}
+    offsets, total = {}, 0
+    for name, size in sizes.items():
+        offsets[name] = total
+        total += size
+    position = np.argsort(order)  # Z[a, b] = M^-1[order[a], order[b]]
+    into_bt = ([r * m + c for r, c in _nonzeros(idd.sparsity_out(0))],
+               [r * m + nv + c for r, c in _nonzeros(idd.sparsity_out(1))])
+    out_of = ([r * m + c for r, c in _nonzeros(function.sparsity_out(0))],
+              [r * m + nv + c for r, c in _nonzeros(function.sparsity_out(1))],
+              [int(position[r]) * n + int(position[c])
+               for r, c in _nonzeros(function.sparsity_out(2))])
+    fd_args = [f"x{function.name_in().index(name)}" for name in fd.name_in()]
+    idd_args = ["qdd" if name == "qdd" else f"x{function.name_in().index(name)}"
+                for name in idd.name_in()]
+    signature = ("(const casadi_real** arg, casadi_real** res, casadi_int* iw, casadi_real* w, "
+                 "int mem)")
+    lines = [
+        "{",
+        f"int {fd_symbol}{signature};",
+        f"int {idd_symbol}{signature};",
+        _table("into_a", into_bt[0]), _table("into_b", into_bt[1]),
+        *(_table(f"out_{k}", table) for k, table in enumerate(out_of)),
+        f"const casadi_real* a[{max(fd.n_in(), idd.n_in())}]; casadi_real* r[3];",
+        *(f"casadi_real* {name} = scratch + {offset};" for name, offset in offsets.items()),
+        "casadi_int i, j;",
+        *(f"a[{k}] = {x};" for k, x in enumerate(fd_args)),
+        f"r[0] = qdd; if ({fd_symbol}(a, r, 0, 0, 0)) return 1;",
+        *(f"a[{k}] = {x};" for k, x in enumerate(idd_args)),
+        f"r[0] = A; r[1] = B; r[2] = Mv; if ({idd_symbol}(a, r, 0, 0, 0)) return 1;",
+        f"for (i = 0; i < {m * nv}; ++i) BT[i] = 0;",
+        f"for (i = 0; i < {sizes['A']}; ++i) BT[into_a[i]] = A[i];",
+        f"for (i = 0; i < {sizes['B']}; ++i) BT[into_b[i]] = B[i];",
+        *factor,
+        *(line for line in kernels.tree_solve_lines(ldlt, m) if line != "casadi_int i, j;"),
+        *(f"for (i = 0; i < {len(table)}; ++i) y{k}[i] = {'Z' if k == 2 else 'XT'}[out_{k}[i]];"
+          for k, table in enumerate(out_of)),
+        "(void) j;",
+        "}",
+    ]
+    return "\n".join(lines), total
 
 
 def forms(cache: FunctionCache, keys: list[tuple], symbols: list[str]) -> dict[tuple, ca.Function]:
