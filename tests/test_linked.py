@@ -50,3 +50,20 @@ def test_without_the_inverse_dynamics_derivatives_nothing_is_linked(tmp_path, mo
     for ours, theirs in zip(loaded["forward_dynamics_derivatives"].call(args), sx.call(args),
                             strict=True):
         assert_close(ours.full(), theirs.full())
+
+
+def test_compile_links_the_derivatives_too(tmp_path, monkeypatch):
+    monkeypatch.setattr(linked, "LINKED_FROM", 0)
+    monkeypatch.setenv("CASDYN_CACHE", str(tmp_path))
+    robot = casdyn.load_robot("torso_two_arms")
+    sx = robot.function("forward_dynamics_derivatives")
+    compiled = robot.compile(NAMES)
+    library = "".join(p.read_text() for p in tmp_path.rglob("casdyn_*.c"))
+    assert f"if ({robot.function('inverse_dynamics_derivatives').name()}(a, r, 0, 0, 0))" \
+        in library
+    rng = np.random.default_rng(2)
+    q, qd, tau = robot.random_configuration(rng), rng.normal(size=9), rng.normal(size=9)
+    ours = compiled.forward_dynamics_derivatives(q, qd, tau)
+    theirs = sx(q, qd, tau, np.zeros(sx.size_in(3)))
+    for a, b in zip(ours, theirs, strict=True):
+        assert_close(np.asarray(a), b.full())

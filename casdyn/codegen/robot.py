@@ -59,7 +59,8 @@ def compile_robot(engine: NumericEngine, functions, directory: str | os.PathLike
     name = cache.model.name
     keys = export_keys(cache, COMPILED_BY_DEFAULT if functions is None else functions)
     with Progress(name, enabled(progress)) as report:
-        chosen = build_for_c(cache, keys, report)
+        symbols = [cache.get_key(key).name() for key in keys]  # the library's C names
+        chosen = build_for_c(cache, keys, report, linked.forms(cache, keys, symbols))
         # the batched C of each from its SX graph (the C form may be an MX Function)
         batched = [sx if simd.supported(sx) and _batched(sx, batch) else None
                    for sx in map(cache.get_key, keys)]
