@@ -281,7 +281,7 @@ def export_functions(
 
 
 def _size(function: ca.Function) -> int:
-    """Instructions of an SX Function, or of the SX Functions another one calls, plus
+    """Instructions of an SX Function, or of the SX Functions another one calls, at least
     :data:`LARGE_FUNCTION` where it calls C loops (:mod:`casdyn.codegen.kernels`): those
     are compiled in a file of their own with :data:`LARGE_FUNCTION_FLAGS`, whose loop
     vectoriser handles them as well as -O3 does in a fraction of the time (the floating
@@ -291,8 +291,8 @@ def _size(function: ca.Function) -> int:
         return function.n_instructions()
     called = function.find_functions()
     loops = any(f.class_name() == "JitFunction" for f in called)
-    return sum(f.n_instructions() for f in called if f.is_a("SXFunction")) + \
-        (LARGE_FUNCTION if loops else 0)
+    total = sum(f.n_instructions() for f in called if f.is_a("SXFunction"))
+    return max(total, LARGE_FUNCTION) if loops else total
 
 
 def _parts(functions: list[ca.Function], basename: str,
