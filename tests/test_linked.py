@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import assert_close
+from random_trees import random_urdf
 
 import casdyn
 from casdyn.codegen import linked
@@ -67,3 +68,14 @@ def test_compile_links_the_derivatives_too(tmp_path, monkeypatch):
     theirs = sx(q, qd, tau, np.zeros(sx.size_in(3)))
     for a, b in zip(ours, theirs, strict=True):
         assert_close(np.asarray(a), b.full())
+
+
+def test_long_chains_keep_their_loop_form(monkeypatch):
+    monkeypatch.setattr(linked, "LINKED_FROM", 0)
+    chain = casdyn.load_urdf(random_urdf(3, 20, chain=True))
+    cache = chain._functions
+    keys = [cache.key(n) for n in NAMES]
+    assert linked.forms(cache, keys, NAMES) == {}
+    tree = casdyn.load_robot("torso_two_arms")._functions
+    keys = [tree.key(n) for n in NAMES]
+    assert list(linked.forms(tree, keys, NAMES)) == [keys[2]]

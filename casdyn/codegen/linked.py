@@ -23,8 +23,13 @@ from ..functions.build_dynamics import factorization_order
 from ..functions.cache import FunctionCache
 from ..math.factorization import TreeLDLT
 from . import kernels
+from .loops import solves_in_loops
 
-# the forward-dynamics derivatives are linked from this many instructions of their SX graph
+# the forward-dynamics derivatives are linked from this many instructions of their SX graph,
+# where their C is not the loop form of casdyn.codegen.loops: a 24-link chain's linked form
+# ran in 12.75 us against 10.0 us for the loop form (whose SX part computes the partials
+# and FD together), the floating TALOS's in 18.55 against 18.77 us for its SX graph's C
+# (built for the processor, best of 101 interleaved rounds)
 LINKED_FROM = 20_000
 
 
@@ -151,7 +156,9 @@ def forms(cache: FunctionCache, keys: list[tuple], symbols: list[str]) -> dict[t
     as the C functions ``symbols``) whose forward dynamics and inverse-dynamics derivatives
     of the same options are exported too: ``{key: Function}``."""
     where = dict(zip(keys, symbols, strict=True))
-    linked = {}
+    linked: dict[tuple, ca.Function] = {}
+    if solves_in_loops(cache.model):
+        return linked  # chains: the loop form's pieces share FD's work with the partials
     for key in keys:
         if key[0] != "forward_dynamics_derivatives" or \
                 cache.get_key(key).n_instructions() < LINKED_FROM:
