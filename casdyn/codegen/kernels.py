@@ -31,6 +31,16 @@ def tree_solve(ldlt: TreeLDLT, columns: int, name: str) -> ca.Function:
     place there; ``Z`` (``n x n``), ``M^-1`` in the permuted order, ``Z[a, b] = M^-1[o[a],
     o[b]]`` for ``o = ldlt.order``.
     """
+    dense = ca.Sparsity.dense
+    n, m, d = ldlt.n, columns, len(ldlt.entries())
+    return ca.Function.jit(name, "\n".join(tree_solve_lines(ldlt, columns)), ["BT", "ld"],
+                           ["XT", "Z"], [dense(m, n), dense(d + n, 1)],
+                           [dense(m, n), dense(n, n)], {"jit": False})
+
+
+def tree_solve_lines(ldlt: TreeLDLT, columns: int) -> list[str]:
+    """The C of :func:`tree_solve`, on the arrays ``BT``, ``ld``, ``XT`` and ``Z`` (as
+    there) and the integers ``i`` and ``j`` it declares."""
     n, m = ldlt.n, columns
     entries = ldlt.entries()
     index = {entry: k for k, entry in enumerate(entries)}
@@ -61,10 +71,7 @@ def tree_solve(ldlt: TreeLDLT, columns: int, name: str) -> ca.Function:
                     [(e, c * n) for e, c in above[k]]) for k in range(n)]
     lines.append(f"for (i = 1; i < {n}; ++i) for (j = 0; j < i; ++j) Z[i * {n} + j] = "
                  f"Z[j * {n} + i];")
-    dense = ca.Sparsity.dense
-    return ca.Function.jit(name, "\n".join(lines), ["BT", "ld"], ["XT", "Z"],
-                           [dense(m, n), dense(d + n, 1)], [dense(m, n), dense(n, n)],
-                           {"jit": False})
+    return lines
 
 
 def _rows(array: str, target: int, start: int, stop: int, first: str,

@@ -15,7 +15,7 @@ from ..functions.names import identifier
 from ..functions.registry import SIGNATURES, VECTOR_OUTPUTS
 from ..progress import Progress, enabled
 from ..runtime.engine import NumericEngine
-from . import export, library_cache, selection, simd
+from . import export, library_cache, linked, selection, simd
 from .loops import for_c
 
 # what compile() builds when it is not told: the dynamics a controller calls most
@@ -35,8 +35,10 @@ def export_robot(cache: FunctionCache, functions, directory: str | os.PathLike,
     prefix = identifier(name) if prefix is None else export.checked_prefix(prefix)
     flags = export.checked_flags(flags)
     chosen = selection.keyed(export_list(cache, functions), cache.key)
+    keys = list(chosen.values())
+    symbols = [f"{prefix}_{n}" if prefix else n for n in chosen]
     with Progress(name, enabled(progress)) as report:
-        built = build_for_c(cache, list(chosen.values()), report)
+        built = build_for_c(cache, keys, report, linked.forms(cache, keys, symbols))
         loaded = export.export_functions(
             built, directory, f"casdyn_{name}", compile=compile, compiler=compiler,
             flags=flags, prefix=prefix, native=native, names=list(chosen), progress=report,
@@ -59,7 +61,8 @@ def compile_robot(engine: NumericEngine, functions, directory: str | os.PathLike
         selection.items(functions))
     keys = export_keys(cache, listed)
     with Progress(name, enabled(progress)) as report:
-        chosen = build_for_c(cache, keys, report)
+        symbols = [cache.get_key(key).name() for key in keys]  # the library's C names
+        chosen = build_for_c(cache, keys, report, linked.forms(cache, keys, symbols))
         # the batched C of each from its SX graph (the C form may be an MX Function)
         batched = [sx if simd.supported(sx) and _batched(sx, batch) else None
                    for sx in map(cache.get_key, keys)]
@@ -90,15 +93,15 @@ def _batched(function: ca.Function, batch: bool | None) -> bool:
     return batch
 
 
-def build_for_c(cache: FunctionCache, keys: list[tuple],
-                report: Progress) -> list[ca.Function]:
-    """The Functions of ``keys`` as their C is generated, each built (the slow part for
-    large models) as one step of ``report``."""
+def build_for_c(cache: FunctionCache, keys: list[tuple], report: Progress,
+                ready: dict[tuple, ca.Function] | None = None) -> list[ca.Function]:
+    """The Functions of ``keys`` as their C is generated (those of ``ready`` given), each
+    built (the slow part for large models) as one step of ``report``."""
     report.phase(f"building {len(keys)} function{'s' if len(keys) > 1 else ''}", len(keys))
     built = []
     for key in keys:
         with report.step(key[0]):
-            built.append(for_c(cache, key))
+            built.append(ready[key] if ready and key in ready else for_c(cache, key))
     return built
 
 
