@@ -135,7 +135,8 @@ def test_compiled_entry_point_returns_what_the_sx_path_returns(cache):
     calls, functions = _entry_calls(q, qd, x, fext)
     plain = casdyn.load_robot("torso_two_arms")
     robot = casdyn.load_robot("torso_two_arms").compile(functions)
-    assert len(robot._engine._native) == len(functions)  # every one has its entry point
+    # every compiled Function has its entry point
+    assert len(robot._engine._native) == len(robot.compiled_functions) >= len(functions)
     for name, call in calls.items():
         want, got = call(plain), call(robot)
         assert type(got) is type(want), name
