@@ -38,6 +38,7 @@ import casadi as ca
 import numpy as np
 
 from ..errors import InputError
+from . import cylinders
 from . import primitives as pr
 from .hull import Hull, convex_hull
 from .shapes import Box, Capsule, ConvexMesh, Cylinder, Mesh, Plane, Sphere, _pose, _shape
@@ -240,12 +241,7 @@ def _core_distance(a: _Core, Ta, b: _Core, Tb):
     if kinds == ("point", "cylinder"):
         return pr.point_cylinder(ca.mtimes(Rb.T, pa - pb), *b.half)
     if b.kind == "cylinder":
-        raise InputError(
-            f"no exact signed distance between a cylinder and a {_NAMES[a.kind]}; replace "
-            "the cylinder by casdyn.geometry.Capsule(radius, length) (the same radius and "
-            "length: it holds the cylinder, with rounded ends) or by a "
-            "casdyn.geometry.ConvexMesh of points on the cylinder's two rims"
-        )
+        return _with_cylinder(a, Ra, pa, b, Rb, pb)
     # a point, segment or polytope against a polytope: separating axes, then features
     if a.kind == "point":
         gap = _axes_gap(a, Ra, pa, b, Rb, pb, _face_axes(b, Rb))
@@ -271,6 +267,32 @@ def _core_distance(a: _Core, Ta, b: _Core, Tb):
                                                     a, Ra, pa)),
                         _segments_to_edges(start, vector, b, Rb, pb))
     return ca.if_else(gap > 0, apart, gap)
+
+
+def _cylinder(core: _Core, R, p) -> tuple:
+    """(axis, centre, radius, half length) of a cylinder core placed in the world."""
+    return R[:, 2], p, core.half[0], core.half[1]
+
+
+def _with_cylinder(a: _Core, Ra, pa, b: _Core, Rb, pb):
+    """Signed distance of a segment, box, polytope or cylinder core ``a`` and a cylinder
+    core ``b`` (:mod:`casdyn.geometry.cylinders`)."""
+    def gaps(axes):
+        return _gaps(a, Ra, pa, b, Rb, pb, axes)
+
+    if a.kind == "cylinder":
+        return cylinders.cylinder_cylinder(gaps, _cylinder(a, Ra, pa), _cylinder(b, Rb, pb))
+    if a.kind == "segment":
+        start, vector = _segment(a, Ra, pa)
+        vertices, edges, faces = ca.horzcat(start, start + vector), Ra[:, 2], ca.DM(3, 0)
+    elif a.kind == "box":
+        corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
+        vertices = _transform(ca.DM((corners * np.array(a.half)).T), Ra, pa)
+        edges = faces = Ra
+    else:
+        vertices = _transform(a.poly.vertices, Ra, pa)
+        edges, faces = ca.mtimes(Ra, a.poly.directions), _face_axes(a, Ra)
+    return cylinders.cylinder_polytope(gaps, _cylinder(b, Rb, pb), vertices, edges, faces)
 
 
 # The exact polytope-polytope distance tests every pair of edge directions (and every vertex

@@ -1,0 +1,198 @@
+"""The signed distance of a cylinder core and a segment, a polytope or another cylinder.
+
+A cylinder is a disk swept along its axis; its support function in a unit direction ``n`` is
+``r |n - (n . a) a| + L |n . a| + n . c`` (radius r, half length L, unit axis a, centre c).
+As for every convex pair (see :mod:`casdyn.geometry.distance`),
+
+    sd(A, B) = max over unit n of g(n),   g(n) = -(h_A(n) + h_B(-n)),
+
+in the apart and the overlapping case alike, and every direction gives a lower bound. Unlike
+two polytopes, a cylinder's curved rim leaves no finite set of directions that always holds
+the maximiser, but the maximiser is always of one of these kinds (the features of the
+Minkowski difference whose normals it can be: a flat face, a curved patch, or, apart, a point
+or curve of it):
+
+* fixed directions: the cylinders' axes, the polytope's face normals, the cross products of
+  an axis with the other's edge directions (cap, side and face contacts);
+* a vertex of the polytope (a segment's ends) against the cylinder, in closed form: the
+  radial direction from the axis to the vertex (against the side) and the directions from the
+  closest points of the two rims to the vertex (against a rim, apart);
+* a rim against an edge of direction e (or a rim against the other cylinder's side, e its
+  axis): the directions perpendicular to e, a great circle;
+* a rim against a rim (two cylinders): the directions ``p_A - p_B`` from a point ``p_B`` of
+  one rim to the closest and to the farthest point ``p_A`` of the other rim from it (the
+  stationary pairs of points of two circles), one parameter: the angle of ``p_B``.
+
+Each one-parameter family is sampled (``SAMPLES`` per half turn) and its best sample refined
+by ``GOLDEN_STEPS`` steps of golden-section search in the neighbouring interval, to 1e-9 rad;
+the result is the largest g found. All of it is a fixed graph of closed forms, comparisons
+and selections (no iterations at run time, no callbacks), exportable to C. The angles chosen
+depend on the poses only through comparisons, so reverse AD differentiates g at the chosen
+direction with the family's parametrisation held fixed: by the envelope theorem, the gradient
+of the maximum. Each direction is a unit vector built with a fallback where its defining
+vector vanishes (the value stays a lower bound; value and gradient stay finite).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import casadi as ca
+import numpy as np
+
+from . import primitives as pr
+
+SAMPLES = 32  # samples per half turn of a one-parameter family of directions
+PEAKS = 2  # local maxima of the samples refined per family
+GOLDEN_STEPS = 32  # golden-section steps: the interval of two samples shrinks to 3e-8 rad
+_RHO = (np.sqrt(5.0) - 1.0) / 2.0
+
+Gaps = Callable[[ca.SX], ca.SX]  # unit directions (3 x K) -> max(g(n), g(-n)), 1 x K
+
+
+def _unit_or(v, fallback):
+    """The columns of ``v`` (3 x K) normalised, ``fallback`` (3 x 1, unit) where a column is
+    (nearly) zero: always a unit vector, so that g stays a lower bound."""
+    length2 = pr.dot(v, v)
+    unit = v / ca.repmat(ca.sqrt(ca.fmax(length2, pr.TINY)), 3, 1)
+    usable = ca.repmat(length2 > 1e-24, 3, 1)
+    return ca.if_else(usable, unit, ca.repmat(fallback, 1, v.shape[1]))
+
+
+def _frame(e):
+    """Two unit vectors (3 x 1 each) that with the unit ``e`` make an orthonormal frame: the
+    first is ``e`` crossed with the world axis least aligned with it."""
+    ax, ay, az = ca.fabs(e[0]), ca.fabs(e[1]), ca.fabs(e[2])
+    least = ca.if_else(ca.logic_and(ax <= ay, ax <= az), ca.DM([1, 0, 0]),
+                       ca.if_else(ay <= az, ca.DM([0, 1, 0]), ca.DM([0, 0, 1])))
+    first = pr.cross(e, least)
+    first = first / pr.norm(first)
+    return first, pr.cross(e, first)
+
+
+def _largest(gaps: Gaps, direction: Callable, span: float) -> ca.SX:
+    """The largest g over the directions ``direction(t)`` (a 1 x K row of angles -> 3 x K
+    unit directions), t over a period of length ``span``: the ``PEAKS`` best local maxima of
+    the samples, each refined by golden-section search between its neighbours."""
+    count = round(SAMPLES * span / np.pi)
+    angles = span * np.arange(count) / count
+    values = gaps(direction(ca.DM(angles).T))
+    peaks = [ca.if_else(ca.logic_and(values[k] >= values[k - 1],
+                                     values[k] > values[(k + 1) % count]), values[k], -pr.BIG)
+             for k in range(count)]
+    best = ca.mmax(values)
+    chosen: list[ca.SX] = []
+    for _ in range(PEAKS):
+        top, at = ca.SX(-2 * pr.BIG), ca.SX(angles[0])
+        for k in range(count):
+            value = peaks[k]
+            for earlier in chosen:  # each peak once
+                value = ca.if_else(earlier == angles[k], -2 * pr.BIG, value)
+            better = value > top
+            at = ca.if_else(better, angles[k], at)
+            top = ca.fmax(top, value)
+        chosen.append(at)
+        best = ca.fmax(best, _golden(gaps, direction, at - span / count, at + span / count))
+    return best
+
+
+def _golden(gaps: Gaps, direction: Callable, low, high) -> ca.SX:
+    """The largest g found by golden-section search over the angles in [low, high]."""
+    x1, x2 = high - _RHO * (high - low), low + _RHO * (high - low)
+    f1, f2 = gaps(direction(x1)), gaps(direction(x2))
+    for _ in range(GOLDEN_STEPS):
+        left = f1 > f2  # the maximum is in [low, x2]
+        low, high = ca.if_else(left, low, x1), ca.if_else(left, x2, high)
+        new = ca.if_else(left, high - _RHO * (high - low), low + _RHO * (high - low))
+        value = gaps(direction(new))
+        x1, x2 = ca.if_else(left, new, x2), ca.if_else(left, x1, new)
+        f1, f2 = ca.if_else(left, value, f2), ca.if_else(left, f1, value)
+    return ca.fmax(f1, f2)
+
+
+def _perpendicular(gaps: Gaps, e) -> ca.SX:
+    """The largest g over the unit directions perpendicular to the unit ``e`` (3 x 1)."""
+    first, second = _frame(e)
+
+    def direction(t):
+        return ca.mtimes(first, ca.cos(t)) + ca.mtimes(second, ca.sin(t))
+
+    return _largest(gaps, direction, np.pi)  # g is taken at n and -n: half a turn
+
+
+def _vertex_axes(vertices, axis, centre, radius: float, half: float):
+    """Per vertex (3 x m, world) three unit directions against the cylinder: radial from the
+    axis, and from the closest point of each rim (3 x 3m)."""
+    m = vertices.shape[1]
+    offset = vertices - ca.repmat(centre, 1, m)
+    across = offset - ca.mtimes(axis, ca.mtimes(axis.T, offset))
+    radial = _unit_or(across, _frame(axis)[0])
+    columns = [radial]
+    for side in (-1.0, 1.0):
+        rim = ca.repmat(centre + side * half * axis, 1, m) + radius * radial
+        columns.append(_unit_or(vertices - rim, axis))
+    return ca.horzcat(*columns)
+
+
+def _masked_crosses(gaps: Gaps, u, w) -> ca.SX:
+    """The largest g over the unit cross products of the columns of u with the columns of w,
+    those of parallel columns left out (-BIG if all are)."""
+    c = pr.cross(pr.repeat_columns(u, w.shape[1]), pr.tile_columns(w, u.shape[1]))
+    length2 = pr.dot(c, c)
+    axes = c / ca.repmat(ca.sqrt(ca.fmax(length2, 1e-12)), 3, 1)
+    return ca.mmax(ca.if_else(length2 > 1e-12, gaps(axes), -pr.BIG))
+
+
+def cylinder_polytope(gaps: Gaps, cylinder: tuple, vertices, edges, faces) -> ca.SX:
+    """Signed distance of a cylinder core ``(axis, centre, radius, half length)`` (world;
+    axis and centre 3 x 1) and a polytope or segment given by its world ``vertices`` (3 x m),
+    unit edge directions ``edges`` (3 x k) and unit face normals ``faces`` (3 x f, f may be
+    0); ``gaps`` gives ``max(g(n), g(-n))`` of the pair."""
+    axis, centre, radius, half = cylinder
+    candidates = [gaps(axis), _masked_crosses(gaps, axis, edges),
+                  ca.mmax(gaps(_vertex_axes(vertices, axis, centre, radius, half)))]
+    if faces.shape[1]:
+        candidates.append(ca.mmax(gaps(faces)))
+    candidates += [_perpendicular(gaps, edges[:, k]) for k in range(edges.shape[1])]
+    return _maximum(candidates)
+
+
+def _rim_pairs(gaps: Gaps, a: tuple, b: tuple) -> ca.SX:
+    """The largest g over the directions from a point of a rim of b to the closest and the
+    farthest point of a rim of a from it."""
+    axis_a, centre_a, radius_a, half_a = a
+    axis_b, centre_b, radius_b, half_b = b
+    first, second = _frame(axis_b)
+    fallback = _frame(axis_a)[0]
+    values = []
+    for side_b in (-1.0, 1.0):
+        for side_a in (-1.0, 1.0):
+            for reach in (radius_a, -radius_a):  # the closest, the farthest point
+                def direction(t, side_a=side_a, side_b=side_b, reach=reach):
+                    k = t.shape[1]
+                    p_b = ca.repmat(centre_b + side_b * half_b * axis_b, 1, k) + radius_b * (
+                        ca.mtimes(first, ca.cos(t)) + ca.mtimes(second, ca.sin(t)))
+                    rim_a = centre_a + side_a * half_a * axis_a
+                    offset = p_b - ca.repmat(rim_a, 1, k)
+                    across = offset - ca.mtimes(axis_a, ca.mtimes(axis_a.T, offset))
+                    p_a = ca.repmat(rim_a, 1, k) + reach * _unit_or(across, fallback)
+                    return _unit_or(p_a - p_b, axis_a)
+
+                values.append(_largest(gaps, direction, 2 * np.pi))
+    return _maximum(values)
+
+
+def cylinder_cylinder(gaps: Gaps, a: tuple, b: tuple) -> ca.SX:
+    """Signed distance of two cylinder cores ``(axis, centre, radius, half length)``."""
+    axes = ca.horzcat(a[0], b[0])
+    candidates = [ca.mmax(gaps(axes)), _masked_crosses(gaps, a[0], b[0]),
+                  _perpendicular(gaps, a[0]), _perpendicular(gaps, b[0]),
+                  _rim_pairs(gaps, a, b)]
+    return _maximum(candidates)
+
+
+def _maximum(values) -> ca.SX:
+    result = values[0]
+    for value in values[1:]:
+        result = ca.fmax(result, value)
+    return result
