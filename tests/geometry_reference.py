@@ -91,7 +91,8 @@ def separating_axis_distance(a, pose_a, b, pose_b, samples: int = 20000,
     """The signed distance as the largest ``g(n) = -(h_a(n) + h_b(-n))`` over unit ``n``
     (valid apart and overlapping): the best of a dense sample of directions, each of the
     ``starts`` best refined by Nelder-Mead in the plane tangent to it (scipy). Independent
-    of casdyn's and coal's algorithms; slow (tens of ms)."""
+    of casdyn's and coal's algorithms; slow (0.1-0.3 s). Measured against exact pairs
+    (sphere-capsule, box-box, mesh-capsule, overlapping): agrees to 1e-10."""
     from scipy.optimize import minimize
 
     def gap(n):

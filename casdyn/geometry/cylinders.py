@@ -19,18 +19,25 @@ or curve of it):
   closest points of the two rims to the vertex (against a rim, apart);
 * a rim against an edge of direction e (or a rim against the other cylinder's side, e its
   axis): the directions perpendicular to e, a great circle;
-* a rim against a rim (two cylinders): the directions ``p_A - p_B`` from a point ``p_B`` of
-  one rim to the closest and to the farthest point ``p_A`` of the other rim from it (the
-  stationary pairs of points of two circles), one parameter: the angle of ``p_B``.
+* a rim against a rim (two cylinders): at a stationary pair of points of the two circles
+  the line joining them is perpendicular to both tangents; for a point ``p_b`` of one rim the
+  other rim's stationary points (closest to and farthest from ``p_b``) have the same
+  tangent up to sign, so the directions ``t_a x t_b`` make a one-parameter family, the angle
+  of ``p_b``; it is taken from either cylinder's rims (each parametrisation is poorly
+  conditioned where the other is not: a rim point projecting near the other's axis).
 
-Each one-parameter family is sampled (``SAMPLES`` per half turn) and its best sample refined
-by ``GOLDEN_STEPS`` steps of golden-section search in the neighbouring interval, to 1e-9 rad;
-the result is the largest g found. All of it is a fixed graph of closed forms, comparisons
-and selections (no iterations at run time, no callbacks), exportable to C. The angles chosen
-depend on the poses only through comparisons, so reverse AD differentiates g at the chosen
-direction with the family's parametrisation held fixed: by the envelope theorem, the gradient
-of the maximum. Each direction is a unit vector built with a fallback where its defining
-vector vanishes (the value stays a lower bound; value and gradient stay finite).
+Each one-parameter family is sampled (``PERPENDICULAR_SAMPLES`` per half turn,
+``RIM_SAMPLES`` per turn), its ``PEAKS`` best local maxima refined by ``GOLDEN_STEPS`` steps
+of golden-section search between the neighbouring samples and one parabola step (the angle
+of a smooth maximum to about 1e-8 rad); the result is the largest g found. All of it is a
+fixed graph of closed forms, comparisons and selections (no iterations at run time, no
+callbacks), exportable to C. The chosen angles depend on the poses through comparisons, and
+through the parabola step, whose effect on g vanishes to first order at a maximum: reverse AD
+gives, in effect, g's derivative at the chosen direction with the family's parametrisation
+held fixed, which by the envelope theorem is the gradient of the maximum (tested against
+finite differences of the references). Each direction is a unit vector built with a
+fallback where its defining vector vanishes (the value stays a lower bound; value and
+gradient stay finite).
 """
 
 from __future__ import annotations
@@ -156,17 +163,20 @@ def _masked_crosses(gaps: Gaps, u, w) -> ca.SX:
     return ca.mmax(ca.if_else(length2 > 1e-12, gaps(axes), -pr.BIG))
 
 
-def cylinder_polytope(gaps: Gaps, cylinder: tuple, vertices, edges, faces) -> ca.SX:
+def cylinder_polytope(gaps: Gaps, cylinder: tuple, vertices, edges, faces,
+                      perpendicular: list[Gaps] | None = None) -> ca.SX:
     """Signed distance of a cylinder core ``(axis, centre, radius, half length)`` (world;
     axis and centre 3 x 1) and a polytope or segment given by its world ``vertices`` (3 x m),
     unit edge directions ``edges`` (3 x k) and unit face normals ``faces`` (3 x f, f may be
-    0); ``gaps`` gives ``max(g(n), g(-n))`` of the pair."""
+    0); ``gaps`` gives ``max(g(n), g(-n))`` of the pair, ``perpendicular[k]`` (optional) the
+    same for directions perpendicular to ``edges[:, k]`` only, for less work."""
     axis, centre, radius, half = cylinder
     candidates = [gaps(axis), _masked_crosses(gaps, axis, edges),
                   ca.mmax(gaps(_vertex_axes(vertices, axis, centre, radius, half)))]
     if faces.shape[1]:
         candidates.append(ca.mmax(gaps(faces)))
-    candidates += [_perpendicular(gaps, edges[:, k]) for k in range(edges.shape[1])]
+    perpendicular = perpendicular or [gaps] * edges.shape[1]
+    candidates += [_perpendicular(perpendicular[k], edges[:, k]) for k in range(edges.shape[1])]
     return _maximum(candidates)
 
 

@@ -23,15 +23,23 @@ so every direction gives a lower bound. The cores' distances are, pair by pair:
   lines' closest points lie inside both edges (a segment: its distance to every edge).
   Both are 0 on contact, so the switch is continuous.
 
-Everything is a fixed graph of min, max and closed forms: no iterations, differentiable
-almost everywhere, exportable to C; the gradient is that of the active feature pair.
-Cylinders against a segment, a polytope or another cylinder have no such finite form and are
-not supported (use a capsule, or a ConvexMesh of the cylinder).
+* a cylinder against a segment, a polytope or another cylinder: no finite set of directions
+  always holds the maximiser (the rims are curved), but it is one of a few kinds: fixed
+  directions (axes, face normals, their cross products with edges), closed forms from each
+  vertex, and one-parameter families (perpendicular to an edge or an axis; the normals of
+  two rims' tangents), each sampled and refined by golden-section search
+  (:mod:`casdyn.geometry.cylinders`). Every direction is a lower bound, so the largest g
+  found is exact once the search reaches the maximiser: measured within 5e-9 m of coal and
+  of an independent reference over 2,000 random poses per pair.
+
+Everything is a fixed graph of min, max, comparisons and closed forms: no iterations at run
+time, differentiable almost everywhere, exportable to C; the gradient is that of the active
+feature pair (the cylinders': of g at the chosen direction, by the envelope theorem).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import casadi as ca
@@ -292,7 +300,49 @@ def _with_cylinder(a: _Core, Ra, pa, b: _Core, Rb, pb):
     else:
         vertices = _transform(a.poly.vertices, Ra, pa)
         edges, faces = ca.mtimes(Ra, a.poly.directions), _face_axes(a, Ra)
+        silhouettes = [(lambda axes, c=c: _gaps(c, Ra, pa, b, Rb, pb, axes))
+                       for c in _silhouettes(a)]
+        return cylinders.cylinder_polytope(gaps, _cylinder(b, Rb, pb), vertices, edges, faces,
+                                           silhouettes)
     return cylinders.cylinder_polytope(gaps, _cylinder(b, Rb, pb), vertices, edges, faces)
+
+
+@lru_cache(maxsize=256)
+def _silhouettes(core: _Core) -> tuple:
+    """Per edge direction d of a polytope core, the core reduced to the vertices whose
+    projections along d are the corners of the projected polygon: the same support in
+    every direction perpendicular to d, for less work."""
+    v = np.array(core.poly.vertices)
+    cores = []
+    for d in np.array(core.poly.directions).T:
+        u = np.cross(d, [1.0, 0, 0] if abs(d[0]) < 0.9 else [0, 1.0, 0])
+        u /= np.linalg.norm(u)
+        plane = np.stack([v.T @ u, v.T @ np.cross(d, u)], axis=1)
+        corners = _polygon_corners(plane)
+        poly = replace(core.poly, vertices=ca.DM(v[:, corners]))
+        cores.append(replace(core, poly=poly))
+    return tuple(cores)
+
+
+def _polygon_corners(points: np.ndarray) -> list[int]:
+    """Indices of the corners of the convex hull of 2-D ``points`` (n, 2) (Andrew's monotone
+    chain); points on the hull's sides or repeated are left out."""
+    order = sorted(range(len(points)), key=lambda i: (points[i, 0], points[i, 1]))
+    scale = float(np.max(np.ptp(points, axis=0))) or 1.0
+
+    def turn(o, a, b):
+        return ((points[a, 0] - points[o, 0]) * (points[b, 1] - points[o, 1])
+                - (points[a, 1] - points[o, 1]) * (points[b, 0] - points[o, 0]))
+
+    chains = []
+    for sequence in (order, order[::-1]):
+        chain: list[int] = []
+        for i in sequence:
+            while len(chain) >= 2 and turn(chain[-2], chain[-1], i) <= 1e-12 * scale**2:
+                chain.pop()
+            chain.append(i)
+        chains.append(chain[:-1])
+    return sorted(set(chains[0] + chains[1]))
 
 
 # The exact polytope-polytope distance tests every pair of edge directions (and every vertex
@@ -329,10 +379,6 @@ def witness_points(a, pose_a, b, pose_b):
     if cb.kind == "point":
         return pr.segment_point(pb, *_segment(ca_, Ra, pa)), pb
     return pr.segment_segment_points(*_segment(ca_, Ra, pa), *_segment(cb, Rb, pb))
-
-
-_NAMES = {"point": "sphere", "segment": "capsule", "box": "box", "polytope": "convex mesh",
-          "cylinder": "cylinder", "plane": "plane"}
 
 
 def distance_expression(a, pose_a, b, pose_b):
