@@ -84,11 +84,13 @@ def test_cylinder_pairs_agree_with_the_references_on_random_poses(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("spread", [0.5, 0.2])
+@pytest.mark.parametrize("spread, count", [(0.5, 2000), (0.2, 400)])
 @pytest.mark.parametrize("name", list(OTHERS))
-def test_cylinder_pairs_agree_with_the_references_on_many_random_poses(name, spread):
+def test_cylinder_pairs_agree_with_the_references_on_many_random_poses(name, spread, count):
+    """Mostly apart (spread 0.5 m: 15% overlap), mostly overlapping (0.2 m: 80%); the
+    reference takes 0.1-0.3 s per overlapping pose."""
     rng = np.random.default_rng(1000 + len(name))
-    poses = [(random_pose(rng, spread), random_pose(rng, spread)) for _ in range(2000)]
+    poses = [(random_pose(rng, spread), random_pose(rng, spread)) for _ in range(count)]
     values = _check(OTHERS[name], CYLINDER, poses)
     assert sum(v < 0 for v in values) > 100  # overlapping poses were compared
 

@@ -20,24 +20,23 @@ or curve of it):
 * a rim against an edge of direction e (or a rim against the other cylinder's side, e its
   axis): the directions perpendicular to e, a great circle;
 * a rim against a rim (two cylinders): at a stationary pair of points of the two circles
-  the line joining them is perpendicular to both tangents; for a point ``p_b`` of one rim the
-  other rim's stationary points (closest to and farthest from ``p_b``) have the same
-  tangent up to sign, so the directions ``t_a x t_b`` make a one-parameter family, the angle
-  of ``p_b``; it is taken from either cylinder's rims (each parametrisation is poorly
-  conditioned where the other is not: a rim point projecting near the other's axis).
+  the line joining them is perpendicular to both tangents, and for a point ``p_b`` of one
+  rim the stationary points of the other rim are its closest and farthest points from
+  ``p_b`` (same tangent up to sign): a one-parameter family, the angle of ``p_b``, per pair
+  of rims (see :func:`_rim_pairs` for a direction that is well conditioned along it).
 
 Each one-parameter family is sampled (``PERPENDICULAR_SAMPLES`` per half turn,
-``RIM_SAMPLES`` per turn), its ``PEAKS`` best local maxima refined by ``GOLDEN_STEPS`` steps
-of golden-section search between the neighbouring samples and one parabola step (the angle
-of a smooth maximum to about 1e-8 rad); the result is the largest g found. All of it is a
-fixed graph of closed forms, comparisons and selections (no iterations at run time, no
-callbacks), exportable to C. The chosen angles depend on the poses through comparisons, and
-through the parabola step, whose effect on g vanishes to first order at a maximum: reverse AD
-gives, in effect, g's derivative at the chosen direction with the family's parametrisation
-held fixed, which by the envelope theorem is the gradient of the maximum (tested against
-finite differences of the references). Each direction is a unit vector built with a
-fallback where its defining vector vanishes (the value stays a lower bound; value and
-gradient stay finite).
+``RIM_SAMPLES`` per turn), its best local maximum (rim against rim: three) refined by
+``GOLDEN_STEPS`` steps of golden-section search between the neighbouring samples and one
+parabola step (the angle of a smooth maximum to about 1e-8 rad); the result is the largest
+g found. All of it is a fixed graph of closed forms, comparisons and selections (no
+iterations at run time, no callbacks), exportable to C. The chosen angles depend on the
+poses through comparisons, and through the parabola step, whose effect on g vanishes to
+first order at a maximum: reverse AD gives, in effect, g's derivative at the chosen
+direction with the family's parametrisation held fixed, which by the envelope theorem is the
+gradient of the maximum (tested against finite differences of the references). Each
+direction is a unit vector built with a fallback where its defining vector vanishes (the
+value stays a lower bound; value and gradient stay finite).
 """
 
 from __future__ import annotations
@@ -51,11 +50,13 @@ from . import primitives as pr
 
 # samples of a one-parameter family of directions: perpendicular to an edge or an axis (a
 # half turn: g is taken at n and -n), a rim against a rim (a turn). Measured on 600 random
-# poses per pair (tests/test_cylinders.py's reference): 8 per half turn already suffice against
-# a polytope; two cylinders need 24 per half turn (16 missed a peak by 5e-4)
+# poses per pair (tests/test_cylinders.py's reference): 8 per half turn and one peak suffice
+# against a polytope; two cylinders need 24 per half turn and three peaks (16 samples missed a
+# peak by 5e-4, two peaks by 4e-7)
 PERPENDICULAR_SAMPLES = 12
+PERPENDICULAR_PEAKS = 1  # local maxima of the samples refined
 RIM_SAMPLES = 48
-PEAKS = 2  # local maxima of the samples refined per family
+RIM_PEAKS = 3
 GOLDEN_STEPS = 16  # golden-section steps: the interval of two samples shrinks to 3e-4 rad
 _RHO = (np.sqrt(5.0) - 1.0) / 2.0
 
@@ -82,21 +83,21 @@ def _frame(e):
     return first, pr.cross(e, first)
 
 
-def _largest(gaps: Gaps, direction: Callable, span: float, count: int) -> ca.SX:
+def _largest(gaps: Gaps, direction: Callable, span: float, count: int, peaks: int) -> ca.SX:
     """The largest g over the directions ``direction(t)`` (a 1 x K row of angles -> 3 x K
-    unit directions), t over a period of length ``span``: the ``PEAKS`` best local maxima of
+    unit directions), t over a period of length ``span``: the ``peaks`` best local maxima of
     ``count`` samples, each refined by golden-section search between its neighbours."""
     angles = span * np.arange(count) / count
     values = gaps(direction(ca.DM(angles).T))
-    peaks = [ca.if_else(ca.logic_and(values[k] >= values[k - 1],
-                                     values[k] > values[(k + 1) % count]), values[k], -pr.BIG)
-             for k in range(count)]
+    tops = [ca.if_else(ca.logic_and(values[k] >= values[k - 1],
+                                    values[k] > values[(k + 1) % count]), values[k], -pr.BIG)
+            for k in range(count)]
     best = ca.mmax(values)
     chosen: list[ca.SX] = []
-    for _ in range(PEAKS):
+    for _ in range(peaks):
         top, at = ca.SX(-2 * pr.BIG), ca.SX(angles[0])
         for k in range(count):
-            value = peaks[k]
+            value = tops[k]
             for earlier in chosen:  # each peak once
                 value = ca.if_else(earlier == angles[k], -2 * pr.BIG, value)
             better = value > top
@@ -137,7 +138,7 @@ def _perpendicular(gaps: Gaps, e) -> ca.SX:
     def direction(t):
         return ca.mtimes(first, ca.cos(t)) + ca.mtimes(second, ca.sin(t))
 
-    return _largest(gaps, direction, np.pi, PERPENDICULAR_SAMPLES)
+    return _largest(gaps, direction, np.pi, PERPENDICULAR_SAMPLES, PERPENDICULAR_PEAKS)
 
 
 def _vertex_axes(vertices, axis, centre, radius: float, half: float):
@@ -181,29 +182,35 @@ def cylinder_polytope(gaps: Gaps, cylinder: tuple, vertices, edges, faces,
 
 
 def _rim_pairs(gaps: Gaps, a: tuple, b: tuple) -> ca.SX:
-    """The largest g over the directions perpendicular to the tangents of a rim of b at a
-    point ``p_b`` and of a rim of a at its points closest to and farthest from ``p_b``: the
-    stationary pairs of points of two circles (the line joining them is perpendicular to
-    both tangents). The in-plane direction of the point of a's rim does not depend on which
-    of a's rims: one family per rim of b."""
-    axis_a, centre_a = a[0], a[1]
+    """The largest g over directions through the stationary pairs of points of a rim of b
+    and a rim of a: for a point ``p_b`` of b's rim, ``p_a`` the point of a's rim (either)
+    closest to it, the direction of ``x + s (r_a + r_b) t_a x t_b`` (``x = p_a - p_b``, ``t``
+    the unit tangents, s the sign of ``x . t_a x t_b``). At a stationary pair x is parallel
+    to ``t_a x t_b``, so this is x's direction; elsewhere the sum stays well conditioned
+    when x is short (near contact) or the tangents nearly parallel, though not both."""
+    axis_a, centre_a, radius_a, half_a = a
     axis_b, centre_b, radius_b, half_b = b
     first, second = _frame(axis_b)
     fallback = _frame(axis_a)[0]
     values = []
     for side_b in (-1.0, 1.0):
-        def direction(t, side_b=side_b):
-            k = t.shape[1]
-            radial = ca.mtimes(first, ca.cos(t)) + ca.mtimes(second, ca.sin(t))
-            p_b = ca.repmat(centre_b + side_b * half_b * axis_b, 1, k) + radius_b * radial
-            offset = p_b - ca.repmat(centre_a, 1, k)
-            across = _unit_or(offset - ca.mtimes(axis_a, ca.mtimes(axis_a.T, offset)),
-                              fallback)
-            tangent_a = pr.cross(ca.repmat(axis_a, 1, k), across)
-            tangent_b = pr.cross(ca.repmat(axis_b, 1, k), radial)
-            return _unit_or(pr.cross(tangent_a, tangent_b), axis_a)
+        for side_a in (-1.0, 1.0):
+            def direction(t, side_a=side_a, side_b=side_b):
+                k = t.shape[1]
+                radial = ca.mtimes(first, ca.cos(t)) + ca.mtimes(second, ca.sin(t))
+                p_b = ca.repmat(centre_b + side_b * half_b * axis_b, 1, k) + radius_b * radial
+                rim_a = ca.repmat(centre_a + side_a * half_a * axis_a, 1, k)
+                offset = p_b - rim_a
+                across = _unit_or(offset - ca.mtimes(axis_a, ca.mtimes(axis_a.T, offset)),
+                                  fallback)
+                x = rim_a + radius_a * across - p_b
+                normal = pr.cross(pr.cross(ca.repmat(axis_a, 1, k), across),
+                                  pr.cross(ca.repmat(axis_b, 1, k), radial))
+                sign = ca.sign(pr.dot(x, normal))
+                return _unit_or(x + ca.repmat((radius_a + radius_b) * sign, 3, 1) * normal,
+                                axis_a)
 
-        values.append(_largest(gaps, direction, 2 * np.pi, RIM_SAMPLES))
+            values.append(_largest(gaps, direction, 2 * np.pi, RIM_SAMPLES, RIM_PEAKS))
     return _maximum(values)
 
 
@@ -212,7 +219,7 @@ def cylinder_cylinder(gaps: Gaps, a: tuple, b: tuple) -> ca.SX:
     axes = ca.horzcat(a[0], b[0])
     candidates = [ca.mmax(gaps(axes)), _masked_crosses(gaps, a[0], b[0]),
                   _perpendicular(gaps, a[0]), _perpendicular(gaps, b[0]),
-                  _rim_pairs(gaps, a, b), _rim_pairs(gaps, b, a)]
+                  _rim_pairs(gaps, a, b)]
     return _maximum(candidates)
 
 
