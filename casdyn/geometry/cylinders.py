@@ -84,12 +84,12 @@ def _frame(e):
     return first, pr.cross(e, first)
 
 
-def _largest(gaps: Gaps, direction: Callable, span: float, count: int, peaks: int) -> ca.SX:
-    """The largest g over the directions ``direction(t)`` (a 1 x K row of angles -> 3 x K
-    unit directions), t over a period of length ``span``: the ``peaks`` best local maxima of
-    ``count`` samples, each refined by golden-section search between its neighbours."""
+def _largest(value: Callable, span: float, count: int, peaks: int) -> ca.SX:
+    """The largest of ``value(t)`` (g along a family of directions: a 1 x K row of angles ->
+    1 x K) over a period of length ``span``: the ``peaks`` best local maxima of ``count``
+    samples, each refined by golden-section search between its neighbours."""
     angles = span * np.arange(count) / count
-    values = gaps(direction(ca.DM(angles).T))
+    values = value(ca.DM(angles).T)
     tops = [ca.if_else(ca.logic_and(values[k] >= values[k - 1],
                                     values[k] > values[(k + 1) % count]), values[k], -pr.BIG)
             for k in range(count)]
@@ -98,48 +98,89 @@ def _largest(gaps: Gaps, direction: Callable, span: float, count: int, peaks: in
     for _ in range(peaks):
         top, at = ca.SX(-2 * pr.BIG), ca.SX(angles[0])
         for k in range(count):
-            value = tops[k]
+            candidate = tops[k]
             for earlier in chosen:  # each peak once
-                value = ca.if_else(earlier == angles[k], -2 * pr.BIG, value)
-            better = value > top
+                candidate = ca.if_else(earlier == angles[k], -2 * pr.BIG, candidate)
+            better = candidate > top
             at = ca.if_else(better, angles[k], at)
-            top = ca.fmax(top, value)
+            top = ca.fmax(top, candidate)
         chosen.append(at)
-        best = ca.fmax(best, _golden(gaps, direction, at - span / count, at + span / count))
+        best = ca.fmax(best, _golden(value, at - span / count, at + span / count))
     return best
 
 
-def _golden(gaps: Gaps, direction: Callable, low, high) -> ca.SX:
+def _golden(gaps: Callable, low, high) -> ca.SX:
     """The largest g found over the angles in [low, high]: golden-section search, then one
     step to the vertex of the parabola through the best point and two neighbours (the angle
     of a smooth maximum to the square of the interval's width)."""
     x1, x2 = high - _RHO * (high - low), low + _RHO * (high - low)
-    f1, f2 = gaps(direction(x1)), gaps(direction(x2))
+    f1, f2 = gaps(x1), gaps(x2)
     for _ in range(GOLDEN_STEPS):
         left = f1 > f2  # the maximum is in [low, x2]
         low, high = ca.if_else(left, low, x1), ca.if_else(left, x2, high)
         new = ca.if_else(left, high - _RHO * (high - low), low + _RHO * (high - low))
-        value = gaps(direction(new))
+        value = gaps(new)
         x1, x2 = ca.if_else(left, new, x2), ca.if_else(left, x1, new)
         f1, f2 = ca.if_else(left, value, f2), ca.if_else(left, f1, value)
     left = f1 > f2
     at, best = ca.if_else(left, x1, x2), ca.fmax(f1, f2)
     h = (high - low) / 4
-    before, after = gaps(direction(at - h)), gaps(direction(at + h))
+    before, after = gaps(at - h), gaps(at + h)
     curvature = before - 2 * best + after  # < 0 at a smooth maximum
     step = ca.if_else(curvature < 0, h * (before - after) / (2 * ca.fmin(curvature, -pr.TINY)), 0)
     vertex = at + ca.fmin(ca.fmax(step, -h), h)
-    return ca.fmax(ca.fmax(best, ca.fmax(before, after)), gaps(direction(vertex)))
+    return ca.fmax(ca.fmax(best, ca.fmax(before, after)), gaps(vertex))
 
 
-def _perpendicular(gaps: Gaps, e) -> ca.SX:
-    """The largest g over the unit directions perpendicular to the unit ``e`` (3 x 1)."""
+def _perpendicular(gaps: Gaps, e, cylinder: tuple, other: tuple | None = None) -> ca.SX:
+    """The largest g over the unit directions perpendicular to the unit ``e`` (3 x 1); with
+    ``other`` (see :func:`_planar`) from dot products with the frame computed once."""
     first, second = _frame(e)
+    if other is not None:
+        value = _planar(first, second, cylinder, other)
+    else:
+        def value(t):
+            return gaps(ca.mtimes(first, ca.cos(t)) + ca.mtimes(second, ca.sin(t)))
 
-    def direction(t):
-        return ca.mtimes(first, ca.cos(t)) + ca.mtimes(second, ca.sin(t))
+    return _largest(value, np.pi, PERPENDICULAR_SAMPLES, PERPENDICULAR_PEAKS)
 
-    return _largest(gaps, direction, np.pi, PERPENDICULAR_SAMPLES, PERPENDICULAR_PEAKS)
+
+def _planar(first, second, cylinder: tuple, other: tuple) -> Callable:
+    """``t -> max(g(n), g(-n))``, ``n = cos t first + sin t second``, for the cylinder and
+    ``other``: ``("symmetric", centre, terms)`` for a core symmetric about ``centre`` whose
+    extent is ``sum_j |terms_j . n|`` (3 x J: a segment's or a box's scaled axes), or
+    ``("polytope", vertices)`` (3 x m, world). Every dot product with n is a combination of
+    two computed once per family (the same numbers as the pair's gaps, for less work)."""
+    axis, centre, radius, half = cylinder
+    basis = ca.horzcat(first, second)
+
+    def project(x):
+        return ca.mtimes(basis.T, x)  # 2 x K
+
+    if other[0] == "symmetric":
+        base, terms, corners = project(centre - other[1]), other[2], None
+    else:
+        base, terms, corners = project(centre), ca.DM(3, 0), project(other[1])
+    scaled, along = project(ca.horzcat(half * axis, terms)), project(axis)
+
+    def value(t):
+        c, s = ca.cos(t), ca.sin(t)
+
+        def dot(p):
+            return p[0] * c + p[1] * s
+
+        extent = radius * ca.sqrt(ca.fmax(1 - dot(along) ** 2, pr.TINY))
+        for j in range(scaled.shape[1]):
+            extent = extent + ca.fabs(dot(scaled[:, j]))
+        if corners is None:
+            return ca.fabs(dot(base)) - extent
+        heights = ca.vertcat(*[dot(corners[:, i]) for i in range(corners.shape[1])])
+        k = heights.shape[1]
+        highest = ca.horzcat(*[ca.mmax(heights[:, i]) for i in range(k)])
+        lowest = ca.horzcat(*[ca.mmin(heights[:, i]) for i in range(k)])
+        return ca.fmax(dot(base) - extent - highest, lowest - dot(base) - extent)
+
+    return value
 
 
 def _vertex_axes(vertices, axis, centre, radius: float, half: float):
@@ -166,19 +207,19 @@ def _masked_crosses(gaps: Gaps, u, w) -> ca.SX:
 
 
 def cylinder_polytope(gaps: Gaps, cylinder: tuple, vertices, edges, faces,
-                      perpendicular: list[Gaps] | None = None) -> ca.SX:
+                      planar: list[tuple]) -> ca.SX:
     """Signed distance of a cylinder core ``(axis, centre, radius, half length)`` (world;
     axis and centre 3 x 1) and a polytope or segment given by its world ``vertices`` (3 x m),
     unit edge directions ``edges`` (3 x k) and unit face normals ``faces`` (3 x f, f may be
-    0); ``gaps`` gives ``max(g(n), g(-n))`` of the pair, ``perpendicular[k]`` (optional) the
-    same for directions perpendicular to ``edges[:, k]`` only, for less work."""
+    0); ``gaps`` gives ``max(g(n), g(-n))`` of the pair, ``planar[k]`` the other core as
+    :func:`_planar` takes it for the directions perpendicular to ``edges[:, k]``."""
     axis, centre, radius, half = cylinder
     candidates = [gaps(axis), _masked_crosses(gaps, axis, edges),
                   ca.mmax(gaps(_vertex_axes(vertices, axis, centre, radius, half)))]
     if faces.shape[1]:
         candidates.append(ca.mmax(gaps(faces)))
-    perpendicular = perpendicular or [gaps] * edges.shape[1]
-    candidates += [_perpendicular(perpendicular[k], edges[:, k]) for k in range(edges.shape[1])]
+    candidates += [_perpendicular(gaps, edges[:, k], cylinder, planar[k])
+                   for k in range(edges.shape[1])]
     return _maximum(candidates)
 
 
@@ -211,7 +252,8 @@ def _rim_pairs(gaps: Gaps, a: tuple, b: tuple) -> ca.SX:
                 return _unit_or(x + ca.repmat((radius_a + radius_b) * sign, 3, 1) * normal,
                                 axis_a)
 
-            values.append(_largest(gaps, direction, 2 * np.pi, RIM_SAMPLES, RIM_PEAKS))
+            values.append(_largest(lambda t, f=direction: gaps(f(t)), 2 * np.pi,
+                                   RIM_SAMPLES, RIM_PEAKS))
     return _maximum(values)
 
 
@@ -219,7 +261,7 @@ def cylinder_cylinder(gaps: Gaps, a: tuple, b: tuple) -> ca.SX:
     """Signed distance of two cylinder cores ``(axis, centre, radius, half length)``."""
     axes = ca.horzcat(a[0], b[0])
     candidates = [ca.mmax(gaps(axes)), _masked_crosses(gaps, a[0], b[0]),
-                  _perpendicular(gaps, a[0]), _perpendicular(gaps, b[0]),
+                  _perpendicular(gaps, a[0], a), _perpendicular(gaps, b[0], b),
                   _rim_pairs(gaps, a, b)]
     return _maximum(candidates)
 

@@ -293,18 +293,18 @@ def _with_cylinder(a: _Core, Ra, pa, b: _Core, Rb, pb):
     if a.kind == "segment":
         start, vector = _segment(a, Ra, pa)
         vertices, edges, faces = ca.horzcat(start, start + vector), Ra[:, 2], ca.DM(3, 0)
+        planar = [("symmetric", pa, a.half[0] * Ra[:, 2])]
     elif a.kind == "box":
         corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
         vertices = _transform(ca.DM((corners * np.array(a.half)).T), Ra, pa)
         edges = faces = Ra
+        planar = [("symmetric", pa, ca.mtimes(Ra, ca.diag(ca.DM(a.half))))] * 3
     else:
         vertices = _transform(a.poly.vertices, Ra, pa)
         edges, faces = ca.mtimes(Ra, a.poly.directions), _face_axes(a, Ra)
-        silhouettes = [(lambda axes, c=c: _gaps(c, Ra, pa, b, Rb, pb, axes))
-                       for c in _silhouettes(a)]
-        return cylinders.cylinder_polytope(gaps, _cylinder(b, Rb, pb), vertices, edges, faces,
-                                           silhouettes)
-    return cylinders.cylinder_polytope(gaps, _cylinder(b, Rb, pb), vertices, edges, faces)
+        planar = [("polytope", _transform(c.poly.vertices, Ra, pa)) for c in _silhouettes(a)]
+    return cylinders.cylinder_polytope(gaps, _cylinder(b, Rb, pb), vertices, edges, faces,
+                                       planar)
 
 
 @lru_cache(maxsize=256)
