@@ -242,3 +242,13 @@ def test_the_reference_agrees_with_coal_where_coal_is_exact():
                 assert abs(separating_axis_distance(a, pose_a, b, pose_b) - theirs) <= 1e-9
                 checked += 1
     assert checked >= 8
+
+
+def test_a_detailed_convex_mesh_against_a_cylinder_is_refused_with_the_way_out():
+    from casdyn.errors import InputError
+    from casdyn.geometry.distance import MAX_CYLINDER_DIRECTIONS, _core
+
+    mesh = g.ConvexMesh(np.random.default_rng(0).normal(size=(400, 3)))
+    assert _core(mesh).poly.directions.shape[1] > MAX_CYLINDER_DIRECTIONS
+    with pytest.raises(InputError, match="with_fitted_capsules"):
+        g.signed_distance(mesh, np.eye(4), CYLINDER, _at([5.0, 0, 0]))
