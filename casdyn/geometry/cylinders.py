@@ -49,12 +49,13 @@ import numpy as np
 from . import primitives as pr
 
 # samples of a one-parameter family of directions: perpendicular to an edge or an axis (a
-# half turn: g is taken at n and -n), a rim against a rim (a turn). Measured on 600 random
-# poses per pair (tests/test_cylinders.py's reference): against a polytope 8 per half turn
-# suffice with two peaks refined (one missed a capsule's peak by 6e-4, once in 2,000: two
-# peaks 7e-4 apart); two cylinders need 24 per half turn and three peaks (16 samples missed a
-# peak by 5e-4, two peaks by 4e-7)
-PERPENDICULAR_SAMPLES = 12
+# half turn: g is taken at n and -n), a rim against a rim (a turn), and the local maxima of
+# the samples refined. Measured against the references (tests/test_cylinders.py): against a
+# polytope 12 samples per half turn missed a mesh's depth by 3e-4 (two peaks 0.28 rad apart,
+# both next to one sample), one refined peak a capsule's by 6e-4 (two peaks 7e-4 apart); two
+# cylinders need 24 per half turn and three peaks (16 samples missed a peak by 5e-4, two
+# peaks by 4e-7)
+PERPENDICULAR_SAMPLES = 24
 PERPENDICULAR_PEAKS = 2  # local maxima of the samples refined
 RIM_SAMPLES = 48
 RIM_PEAKS = 3
