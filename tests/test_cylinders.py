@@ -80,7 +80,7 @@ def _check(a, b, poses) -> list[float]:
 def test_cylinder_pairs_agree_with_the_references_on_random_poses(name):
     rng = np.random.default_rng(len(name))
     poses = [(random_pose(rng, 0.5), random_pose(rng, 0.5)) for _ in range(10)]
-    poses += [(random_pose(rng, 0.15), random_pose(rng, 0.15)) for _ in range(3)]
+    poses += [(random_pose(rng, 0.15), random_pose(rng, 0.15)) for _ in range(2)]
     values = _check(OTHERS[name], CYLINDER, poses)
     assert min(values) < -0.01 and max(values) > 0.01  # both overlapping and apart were seen
 
@@ -109,7 +109,7 @@ def _touching(a, b, rng):
 def test_touching_poses_give_zero(name):
     rng = np.random.default_rng(3)
     a = OTHERS[name]
-    for _ in range(4):
+    for _ in range(3):
         pose_a, pose_b = _touching(a, CYLINDER, rng)
         ours = g.signed_distance(a, pose_a, CYLINDER, pose_b)
         assert abs(ours) <= 1e-9
@@ -228,6 +228,7 @@ def test_cylinder_distances_export_to_c(tmp_path):
             assert np.allclose(np.asarray(ours), np.asarray(theirs), atol=1e-12, rtol=0)
 
 
+@pytest.mark.slow
 def test_the_reference_agrees_with_coal_where_coal_is_exact():
     """The separating-axis reference against coal: cylinder pairs apart, and overlapping
     pairs coal handles exactly (sphere-capsule, box-box), so that it is a fair judge where
