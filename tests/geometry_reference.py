@@ -54,3 +54,71 @@ def coal_distance(a, pose_a, b, pose_b, coal_a=None, coal_b=None) -> float:
                   coal_b or coal_shape(b), coal.Transform3s(pose_b[:3, :3], pose_b[:3, 3]),
                   request, result)
     return result.min_distance
+
+
+def support(shape, pose, n) -> np.ndarray:
+    """The support function ``max over the shape of n . x`` (world) for each row of ``n``
+    (k, 3), from the shape's definition (not from casdyn's distance code)."""
+    R, p = pose[:3, :3], pose[:3, 3]
+    local = n @ R  # the directions in the shape's frame, rows
+    if isinstance(shape, g.Sphere):
+        extent = shape.radius * np.linalg.norm(n, axis=1)
+    elif isinstance(shape, g.Capsule):
+        extent = shape.length / 2 * np.abs(local[:, 2]) + shape.radius * np.linalg.norm(n, axis=1)
+    elif isinstance(shape, g.Cylinder):
+        extent = (shape.radius * np.hypot(local[:, 0], local[:, 1])
+                  + shape.length / 2 * np.abs(local[:, 2]))
+    elif isinstance(shape, g.Box):
+        extent = np.abs(local) @ (np.array(shape.size) / 2)
+    elif isinstance(shape, g.ConvexMesh):
+        extent = np.max(local @ shape.vertices.T, axis=1)
+    else:
+        raise TypeError(type(shape))
+    return n @ p + extent
+
+
+def _sphere_points(count: int) -> np.ndarray:
+    """``count`` nearly uniform unit vectors (a Fibonacci lattice), rows."""
+    k = np.arange(count) + 0.5
+    z = 1 - 2 * k / count
+    angle = np.pi * (1 + 5**0.5) * k
+    r = np.sqrt(1 - z * z)
+    return np.stack([r * np.cos(angle), r * np.sin(angle), z], axis=1)
+
+
+def separating_axis_distance(a, pose_a, b, pose_b, samples: int = 20000,
+                             starts: int = 12) -> float:
+    """The signed distance as the largest ``g(n) = -(h_a(n) + h_b(-n))`` over unit ``n``
+    (valid apart and overlapping): the best of a dense sample of directions, the ``starts``
+    best of them at least 0.1 rad apart each refined by Nelder-Mead in the plane tangent to
+    it (scipy). Independent of casdyn's and coal's algorithms; slow (0.1-0.3 s). Measured
+    against exact pairs (sphere-capsule, box-box, mesh-capsule, overlapping): agrees to
+    1e-10."""
+    from scipy.optimize import minimize
+
+    def gap(n):
+        return -(support(a, pose_a, n) + support(b, pose_b, -n))
+
+    directions = _sphere_points(samples)
+    values = gap(directions)
+    best = float(np.max(values))
+    chosen: list[np.ndarray] = []
+    for i in np.argsort(-values):  # the best samples at least 0.1 rad apart: distinct peaks
+        if len(chosen) == starts:
+            break
+        if all(directions[i] @ c < np.cos(0.1) for c in chosen):
+            chosen.append(directions[i])
+    for centre in chosen:
+        u = np.cross(centre, [1.0, 0, 0] if abs(centre[0]) < 0.9 else [0, 1.0, 0])
+        u /= np.linalg.norm(u)
+        v = np.cross(centre, u)
+
+        def negative(x, centre=centre, u=u, v=v):
+            n = centre + x[0] * u + x[1] * v
+            return -float(gap((n / np.linalg.norm(n))[None, :])[0])
+
+        result = minimize(negative, np.zeros(2), method="Nelder-Mead",
+                          options={"xatol": 1e-11, "fatol": 1e-14, "maxiter": 4000,
+                                   "initial_simplex": [[0, 0], [0.02, 0], [0, 0.02]]})
+        best = max(best, -float(result.fun))
+    return best

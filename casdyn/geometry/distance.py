@@ -23,21 +23,30 @@ so every direction gives a lower bound. The cores' distances are, pair by pair:
   lines' closest points lie inside both edges (a segment: its distance to every edge).
   Both are 0 on contact, so the switch is continuous.
 
-Everything is a fixed graph of min, max and closed forms: no iterations, differentiable
-almost everywhere, exportable to C; the gradient is that of the active feature pair.
-Cylinders against a segment, a polytope or another cylinder have no such finite form and are
-not supported (use a capsule, or a ConvexMesh of the cylinder).
+* a cylinder against a segment, a polytope or another cylinder: no finite set of directions
+  always holds the maximiser (the rims are curved), but it is one of a few kinds: fixed
+  directions (axes, face normals, their cross products with edges), closed forms from each
+  vertex, and one-parameter families (perpendicular to an edge or an axis; the normals of
+  two rims' tangents), each sampled and refined by golden-section search
+  (:mod:`casdyn.geometry.cylinders`). Every direction is a lower bound, so the largest g
+  found is exact once the search reaches the maximiser: measured within 5e-9 m of coal and
+  of an independent reference over 2,000 random poses per pair.
+
+Everything is a fixed graph of min, max, comparisons and closed forms: no iterations at run
+time, differentiable almost everywhere, exportable to C; the gradient is that of the active
+feature pair (the cylinders': of g at the chosen direction, by the envelope theorem).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import casadi as ca
 import numpy as np
 
 from ..errors import InputError
+from . import cylinders
 from . import primitives as pr
 from .hull import Hull, convex_hull
 from .shapes import Box, Capsule, ConvexMesh, Cylinder, Mesh, Plane, Sphere, _pose, _shape
@@ -240,12 +249,7 @@ def _core_distance(a: _Core, Ta, b: _Core, Tb):
     if kinds == ("point", "cylinder"):
         return pr.point_cylinder(ca.mtimes(Rb.T, pa - pb), *b.half)
     if b.kind == "cylinder":
-        raise InputError(
-            f"no exact signed distance between a cylinder and a {_NAMES[a.kind]}; replace "
-            "the cylinder by casdyn.geometry.Capsule(radius, length) (the same radius and "
-            "length: it holds the cylinder, with rounded ends) or by a "
-            "casdyn.geometry.ConvexMesh of points on the cylinder's two rims"
-        )
+        return _with_cylinder(a, Ra, pa, b, Rb, pb)
     # a point, segment or polytope against a polytope: separating axes, then features
     if a.kind == "point":
         gap = _axes_gap(a, Ra, pa, b, Rb, pb, _face_axes(b, Rb))
@@ -271,6 +275,88 @@ def _core_distance(a: _Core, Ta, b: _Core, Tb):
                                                     a, Ra, pa)),
                         _segments_to_edges(start, vector, b, Rb, pb))
     return ca.if_else(gap > 0, apart, gap)
+
+
+def _cylinder(core: _Core, R, p) -> tuple:
+    """(axis, centre, radius, half length) of a cylinder core placed in the world."""
+    return R[:, 2], p, core.half[0], core.half[1]
+
+
+# A convex mesh against a cylinder searches one family of directions per edge direction of
+# the hull, about 5,500 instructions each: a 60-point random hull (48 directions) gives 300k
+# instructions, built in 5 s; a Panda link's hull (about 200) would give over a million
+MAX_CYLINDER_DIRECTIONS = 64
+
+
+def _with_cylinder(a: _Core, Ra, pa, b: _Core, Rb, pb):
+    """Signed distance of a segment, box, polytope or cylinder core ``a`` and a cylinder
+    core ``b`` (:mod:`casdyn.geometry.cylinders`)."""
+    def gaps(axes):
+        return _gaps(a, Ra, pa, b, Rb, pb, axes)
+
+    if a.kind == "cylinder":
+        return cylinders.cylinder_cylinder(gaps, _cylinder(a, Ra, pa), _cylinder(b, Rb, pb))
+    if a.kind == "segment":
+        start, vector = _segment(a, Ra, pa)
+        vertices, edges, faces = ca.horzcat(start, start + vector), Ra[:, 2], ca.DM(3, 0)
+        planar = [("symmetric", pa, a.half[0] * Ra[:, 2])]
+    elif a.kind == "box":
+        corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
+        vertices = _transform(ca.DM((corners * np.array(a.half)).T), Ra, pa)
+        edges = faces = Ra
+        planar = [("symmetric", pa, ca.mtimes(Ra, ca.diag(ca.DM(a.half))))] * 3
+    else:
+        if a.poly.directions.shape[1] > MAX_CYLINDER_DIRECTIONS:
+            raise InputError(
+                f"the distance between this convex mesh and a cylinder would search "
+                f"{a.poly.directions.shape[1]} families of directions, one per edge "
+                f"direction (at most {MAX_CYLINDER_DIRECTIONS}): simplify the hull, use "
+                "casdyn.geometry.with_fitted_capsules(...) for the robot's meshes, or a "
+                "casdyn.geometry.Capsule of the cylinder's radius and length (it holds the "
+                "cylinder)")
+        vertices = _transform(a.poly.vertices, Ra, pa)
+        edges, faces = ca.mtimes(Ra, a.poly.directions), _face_axes(a, Ra)
+        planar = [("polytope", _transform(c.poly.vertices, Ra, pa)) for c in _silhouettes(a)]
+    return cylinders.cylinder_polytope(gaps, _cylinder(b, Rb, pb), vertices, edges, faces,
+                                       planar)
+
+
+@lru_cache(maxsize=256)
+def _silhouettes(core: _Core) -> tuple:
+    """Per edge direction d of a polytope core, the core reduced to the vertices whose
+    projections along d are the corners of the projected polygon: the same support in
+    every direction perpendicular to d, for less work."""
+    v = np.array(core.poly.vertices)
+    cores = []
+    for d in np.array(core.poly.directions).T:
+        u = np.cross(d, [1.0, 0, 0] if abs(d[0]) < 0.9 else [0, 1.0, 0])
+        u /= np.linalg.norm(u)
+        plane = np.stack([v.T @ u, v.T @ np.cross(d, u)], axis=1)
+        corners = _polygon_corners(plane)
+        poly = replace(core.poly, vertices=ca.DM(v[:, corners]))
+        cores.append(replace(core, poly=poly))
+    return tuple(cores)
+
+
+def _polygon_corners(points: np.ndarray) -> list[int]:
+    """Indices of the corners of the convex hull of 2-D ``points`` (n, 2) (Andrew's monotone
+    chain); points on the hull's sides or repeated are left out."""
+    order = sorted(range(len(points)), key=lambda i: (points[i, 0], points[i, 1]))
+    scale = float(np.max(np.ptp(points, axis=0))) or 1.0
+
+    def turn(o, a, b):
+        return ((points[a, 0] - points[o, 0]) * (points[b, 1] - points[o, 1])
+                - (points[a, 1] - points[o, 1]) * (points[b, 0] - points[o, 0]))
+
+    chains = []
+    for sequence in (order, order[::-1]):
+        chain: list[int] = []
+        for i in sequence:
+            while len(chain) >= 2 and turn(chain[-2], chain[-1], i) <= 1e-12 * scale**2:
+                chain.pop()
+            chain.append(i)
+        chains.append(chain[:-1])
+    return sorted(set(chains[0] + chains[1]))
 
 
 # The exact polytope-polytope distance tests every pair of edge directions (and every vertex
@@ -307,10 +393,6 @@ def witness_points(a, pose_a, b, pose_b):
     if cb.kind == "point":
         return pr.segment_point(pb, *_segment(ca_, Ra, pa)), pb
     return pr.segment_segment_points(*_segment(ca_, Ra, pa), *_segment(cb, Rb, pb))
-
-
-_NAMES = {"point": "sphere", "segment": "capsule", "box": "box", "polytope": "convex mesh",
-          "cylinder": "cylinder", "plane": "plane"}
 
 
 def distance_expression(a, pose_a, b, pose_b):
