@@ -4,8 +4,13 @@ versions written under each of its titles."""
 
 from __future__ import annotations
 
+import os
+import platform
 import re
+from importlib import metadata
 from pathlib import Path
+
+import casdyn
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 HEADER = ("# casdyn benchmark results\n\n"
@@ -31,3 +36,15 @@ def update(sections: list[tuple[str, str]], source: str, machine: str) -> Path:
     text = HEADER + "".join(f"\n## {title}\n\n{body}\n" for title, body in merged)
     RESULTS.write_text(text, encoding="utf-8")
     return RESULTS
+
+
+def machine(packages: tuple[str, ...]) -> str:
+    """The platform, processor, core count and the versions of Python, ``packages`` and
+    casdyn."""
+    cpuinfo = Path("/proc/cpuinfo")
+    cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines()
+                if "model name" in line), platform.processor()) if cpuinfo.exists() else \
+        platform.processor()
+    versions = ", ".join(f"{p} {metadata.version(p)}" for p in packages)
+    return (f"{platform.platform()}, {cpu}, {os.cpu_count()} cores; Python "
+            f"{platform.python_version()}; {versions}; casdyn {casdyn.__version__}")

@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import timeit
 import warnings
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -386,16 +384,6 @@ def realtime_mpc() -> str:
                   "within 10 ms", "tracking RMS [rad]"], rows)
 
 
-def machine() -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in
-                Path("/proc/cpuinfo").read_text().splitlines() if "model name" in line),
-               platform.processor()) if Path("/proc/cpuinfo").exists() else platform.processor()
-    versions = ", ".join(f"{p} {metadata.version(p)}" for p in
-                         ("casadi", "numpy", "pin", "urdf2casadi", "adam-robotics"))
-    return (f"{platform.platform()}, {cpu}, {os.cpu_count()} cores; Python "
-            f"{platform.python_version()}; {versions}; casdyn {casdyn.__version__}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
@@ -452,7 +440,8 @@ def main() -> None:
     for title, body in sections:
         print(f"\n{title}\n{body}", flush=True)
     if not args.quick:  # a smoke run's numbers are not results
-        path = results_file.update(sections, "python benchmarks/run.py", machine())
+        path = results_file.update(sections, "python benchmarks/run.py", results_file.machine(
+            ("casadi", "numpy", "pin", "urdf2casadi", "adam-robotics")))
         print(f"\nwritten to {path}")
 
 

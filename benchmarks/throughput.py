@@ -29,6 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import models
+import results_file
 
 import casdyn
 
@@ -252,6 +253,7 @@ def main() -> None:
     rounds = 5 if args.quick else 15
     sections = args.section or ["batches", "default", "export"]
     names = ["UR5e"] if args.quick else list(robots())
+    measured = []
     for section in sections:
         if section == "batches":
             title = ("Batches after compile(), per sample (SIMD lanes; medians of "
@@ -262,9 +264,13 @@ def main() -> None:
             title = "Compiled speed by default (no compile() call)"
             body = default_speed(rounds)
         else:
-            title = "Export time"
+            title = "Export time of the floating TALOS (a fresh process, an empty compile cache)"
             body = export_time()
         print(f"\n## {title}\n\n{body}", flush=True)
+        measured.append((title, body))
+    if not args.quick:  # a smoke run's numbers are not results
+        results_file.update(measured, "python benchmarks/throughput.py",
+                            results_file.machine(("casadi", "numpy", "pin")))
 
 
 if __name__ == "__main__":
