@@ -71,11 +71,12 @@ def run_task(name: str, urdf: str, contacts, rounds: int = 15,
     exe = harness("native_task")
     directory = BUILD / f"{name}-task"
     robot = casdyn.load_urdf(urdf, floating_base=True)
-    held = ("contact_dynamics", {"contacts": contacts, "fext": False})
+    # the harness finds the contact dynamics under the export key "contact_dynamics"
+    held = ("contact_dynamics", "contact_dynamics", {"contacts": contacts, "fext": False})
     library, model_file, order = _prepare(directory, robot, urdf,
                                           ["centroidal_momentum_matrix", held])
     listed = directory / "contacts.txt"
-    lines = [robot.function(*held[:1], **held[1]).name()]
+    lines = [held[0]]
     lines += [f"{c.body} {3 if c.kind == 'point' else 6}" for c in contacts]
     listed.write_text("\n".join(lines) + "\n")
     return _results([str(exe), str(model_file), str(library), str(rounds), str(calls),

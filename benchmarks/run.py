@@ -436,13 +436,16 @@ def main() -> None:
               if not args.only or any(word.lower() in title.lower() for word in args.only)]
     if not wanted:
         parser.error(f"no section title contains any of {args.only}")
-    sections = [(title, make()) for title, make in measured if title in wanted]
-    for title, body in sections:
+    machine = results_file.machine(("casadi", "numpy", "pin", "urdf2casadi", "adam-robotics"))
+    for title, make in measured:
+        if title not in wanted:
+            continue
+        body = make()
         print(f"\n{title}\n{body}", flush=True)
-    if not args.quick:  # a smoke run's numbers are not results
-        path = results_file.update(sections, "python benchmarks/run.py", results_file.machine(
-            ("casadi", "numpy", "pin", "urdf2casadi", "adam-robotics")))
-        print(f"\nwritten to {path}")
+        if not args.quick:  # each section kept as soon as it is measured; a smoke run's
+            # numbers are not results
+            path = results_file.update([(title, body)], "python benchmarks/run.py", machine)
+            print(f"written to {path}", flush=True)
 
 
 if __name__ == "__main__":
