@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pickle
 import time
-import warnings
 
 import coal
 import mujoco
@@ -15,7 +14,7 @@ import numpy as np
 import pytest
 from conftest import assert_close
 from mujoco_reference import random_qpos
-from test_mjcf import BUDGET, _package_files
+from test_mjcf import BUDGET, _load, _package_files
 
 import casdyn
 from casdyn.geometry import Box, Capsule, ConvexMesh, Cylinder, Plane, Sphere, signed_distance
@@ -55,12 +54,6 @@ SHAPES = """
   </worldbody>
 </mujoco>
 """
-
-
-def _load(source, **options):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", casdyn.ModelWarning)
-        return casdyn.load_mjcf(source, **options)
 
 
 def _world_pose(d, g: int) -> np.ndarray:
