@@ -27,9 +27,15 @@
  * overlapping: the nearest face plane of a polytope inside D bounds the depth from below, the
  * support along its normal from above).
  *
- * GJK stops, too, when rounding leaves |v| no smaller than in the step before; the closest
- * point of a triangle is computed as the foot on its plane (its direction is then the plane's
- * normal, accurate even when the shapes nearly touch).
+ * GJK stops, too, when rounding leaves |v| no smaller than in the step before. The closest
+ * point of a triangle is taken as the foot on its plane and that of a segment is made normal
+ * to it, so that v's direction (the normal) stays accurate when the shapes nearly touch; a
+ * sliver sub-simplex whose weights do not reproduce its point is skipped. EPA starts from
+ * GJK's tetrahedron, or grows GJK's smaller simplex into one by support points (a D that
+ * stays flat, or on one side of a plane through the origin, is reported as touching). Its
+ * answer is the foot of the origin on the nearest face plane, located in whichever coplanar
+ * triangle of that facet holds it. Within ~1e-9 m of touching the normal's direction is
+ * known to about 1e-16 |x| / |sd| rad (the rounding of the world points x); sd stays exact.
  *
  * Fixed capacities (on the stack, about 200 kB in all): the expanding polytope holds at most
  * CASDYN_CVX_MAX_VERTS = 1000 vertices and CASDYN_CVX_MAX_FACES = 2000 triangles (a closed
@@ -245,7 +251,7 @@ static int casdyn_cvx_closest(casdyn_cvx_vertex *s, int *k, double *lam, double 
 {
     int mask, best_mask = 1, i, m, idx[4], inside = 0;
     double l[4], best_lam[4] = {1.0, 0.0, 0.0, 0.0}, best = DBL_MAX, x[3], q, n[3];
-    double best_x[3] = {0.0, 0.0, 0.0};
+    double best_x[3] = {0.0, 0.0, 0.0}, xs[3], size;
     casdyn_cvx_vertex kept[4];
     for (mask = 1; mask < (1 << *k); ++mask) {
         m = 0;
@@ -259,6 +265,15 @@ static int casdyn_cvx_closest(casdyn_cvx_vertex *s, int *k, double *lam, double 
                 break;
         if (i < m)
             continue;
+        /* The barycentric point, and the simplex's size for the check below. */
+        xs[0] = xs[1] = xs[2] = 0.0;
+        size = 0.0;
+        for (i = 0; i < m; ++i) {
+            xs[0] += l[i] * s[idx[i]].w[0];
+            xs[1] += l[i] * s[idx[i]].w[1];
+            xs[2] += l[i] * s[idx[i]].w[2];
+            size = fmax(size, casdyn_cvx_dot(s[idx[i]].w, s[idx[i]].w));
+        }
         x[0] = x[1] = x[2] = 0.0;
         if (m == 3 && casdyn_cvx_normal3(s[idx[0]].w, s[idx[1]].w, s[idx[2]].w, n)) {
             /* The foot of the origin on the plane: far more accurate than the barycentric
@@ -271,17 +286,28 @@ static int casdyn_cvx_closest(casdyn_cvx_vertex *s, int *k, double *lam, double 
             x[1] = h * n[1];
             x[2] = h * n[2];
         } else {
-            for (i = 0; i < m; ++i) {
-                x[0] += l[i] * s[idx[i]].w[0];
-                x[1] += l[i] * s[idx[i]].w[1];
-                x[2] += l[i] * s[idx[i]].w[2];
+            memcpy(x, xs, sizeof x);
+            if (m == 2) {
+                /* The foot on a segment is normal to it; rounding leaves a component along
+                 * it of ~eps |x|, a tilt of eps |x| / |v| when nearly touching: remove it. */
+                double e[3], t;
+                casdyn_cvx_sub(s[idx[1]].w, s[idx[0]].w, e);
+                t = casdyn_cvx_dot(x, e) / casdyn_cvx_dot(e, e);
+                x[0] -= t * e[0];
+                x[1] -= t * e[1];
+                x[2] -= t * e[2];
             }
         }
+        if (m == 4)
+            x[0] = x[1] = x[2] = 0.0;
+        /* A sliver's weights are unreliable: skip it (its edges or faces stand in) unless they
+         * reproduce its point. */
+        casdyn_cvx_sub(xs, x, n);
+        if (m >= 3 && !(casdyn_cvx_dot(n, n) <= 1e-24 * size))
+            continue;
         q = casdyn_cvx_dot(x, x);
-        if (m == 4) {
+        if (m == 4)
             inside = 1;
-            q = 0.0;
-        }
         if (q < best) {
             best = q;
             best_mask = mask;
@@ -387,25 +413,58 @@ static int casdyn_cvx_face_plane(casdyn_cvx_face *f, const casdyn_cvx_vertex *vs
     return 1;
 }
 
-/* Result of the expanding polytope: face f of the polytope (the nearest to the origin). */
-static double casdyn_cvx_epa_answer(const casdyn_cvx_pair *p, const casdyn_cvx_vertex *vs,
-                                    const casdyn_cvx_face *f, double normal[3], double wa[3],
-                                    double wb[3])
+/* Barycentric coordinates of the projection of the point q on the plane of face f. */
+static int casdyn_cvx_face_coordinates(const casdyn_cvx_vertex *vs, const casdyn_cvx_face *f,
+                                       const double *q, double *lam)
 {
-    const casdyn_cvx_vertex *s[3];
-    int idx[3] = {0, 1, 2};
     casdyn_cvx_vertex t[3];
-    double lam[3];
-    int i;
-    for (i = 0; i < 3; ++i) {
-        t[i] = vs[f->v[i]];
-        s[i] = &vs[f->v[i]];
+    int idx[3] = {0, 1, 2}, i;
+    for (i = 0; i < 3; ++i)
+        casdyn_cvx_sub(vs[f->v[i]].w, q, t[i].w);
+    return casdyn_cvx_project(t, idx, 3, lam);
+}
+
+#define CASDYN_CVX_FACET_FACES 64
+
+/* The answer of the expanding polytope from its face f0 nearest the origin: the foot q of the
+ * origin on its plane, as a point of a triangle. q lies in the polytope's facet holding f0,
+ * but that facet may be split into several coplanar triangles (the parallelograms of D from
+ * an edge of a and one of b always are) and q in another of them: search the triangles
+ * connected to f0 whose planes hold q (to tol) for the one holding q best. */
+static double casdyn_cvx_epa_answer(const casdyn_cvx_pair *p, const casdyn_cvx_vertex *vs,
+                                    const casdyn_cvx_face *faces, int f0, double tol,
+                                    double normal[3], double wa[3], double wb[3])
+{
+    const casdyn_cvx_face *f = &faces[f0];
+    const casdyn_cvx_vertex *s[3];
+    int seen[CASDYN_CVX_FACET_FACES], nseen = 1, at, i, e, chosen = f0;
+    double q[3], lam[3], best_lam[3] = {1.0, 0.0, 0.0}, best_min = -DBL_MAX, least;
+    for (i = 0; i < 3; ++i)
+        q[i] = f->d * f->n[i];
+    seen[0] = f0;
+    for (at = 0; at < nseen && best_min < 0.0; ++at) {
+        const casdyn_cvx_face *g = &faces[seen[at]];
+        if (casdyn_cvx_face_coordinates(vs, g, q, lam)) {
+            least = lam[0] < lam[1] ? (lam[0] < lam[2] ? lam[0] : lam[2])
+                                    : (lam[1] < lam[2] ? lam[1] : lam[2]);
+            if (least > best_min) {
+                best_min = least;
+                chosen = seen[at];
+                memcpy(best_lam, lam, sizeof lam);
+            }
+        }
+        for (e = 0; e < 3 && nseen < CASDYN_CVX_FACET_FACES; ++e) {
+            int nb = g->adj[e], known = 0;
+            for (i = 0; i < nseen; ++i)
+                known |= seen[i] == nb;
+            if (!known && casdyn_cvx_dot(faces[nb].n, f->n) > 0.0
+                && fabs(casdyn_cvx_dot(faces[nb].n, q) - faces[nb].d) <= tol)
+                seen[nseen++] = nb;
+        }
     }
-    if (!casdyn_cvx_project(t, idx, 3, lam)) {
-        lam[0] = 1.0;
-        lam[1] = lam[2] = 0.0;
-    }
-    casdyn_cvx_witness(p, s, lam, 3, wa, wb);
+    for (i = 0; i < 3; ++i)
+        s[i] = &vs[faces[chosen].v[i]];
+    casdyn_cvx_witness(p, s, best_lam, 3, wa, wb);
     normal[0] = -f->n[0];
     normal[1] = -f->n[1];
     normal[2] = -f->n[2];
@@ -546,28 +605,14 @@ static double casdyn_cvx_epa(const casdyn_cvx_pair *p, casdyn_cvx_vertex *s, int
             dir[2] = -nrm[2];
             return casdyn_cvx_touch(p, s, lam, 3, dir, normal, wa, wb);
         }
-        /* A double pyramid on the triangle: the triangle's centre is inside it. */
-        vs[0] = s[0];
-        vs[1] = s[1];
-        vs[2] = s[2];
-        vs[3] = up;
-        vs[4] = down;
-        nv = 5;
-        c[0] = m[0];
-        c[1] = m[1];
-        c[2] = m[2];
-        {
-            static const int bip[6][3] = {{0, 1, 3}, {1, 2, 3}, {2, 0, 3},
-                                          {1, 0, 4}, {2, 1, 4}, {0, 2, 4}};
-            for (i = 0; i < 6; ++i) {
-                j = casdyn_cvx_new_face(faces, &nf, freelist, &nfree);
-                faces[j].v[0] = bip[i][0];
-                faces[j].v[1] = bip[i][1];
-                faces[j].v[2] = bip[i][2];
-            }
-        }
-    } else {
-        /* A tetrahedron holding the origin (from GJK). */
+        /* The tetrahedron on the triangle and one apex: the origin lies on its face (a
+         * double pyramid with both apexes need not be convex). */
+        s[3] = up;
+        lam[3] = 0.0;
+        k = 4;
+    }
+    {
+        /* A tetrahedron holding the origin (from GJK, or the triangle's). */
         for (i = 0; i < 4; ++i)
             vs[i] = s[i];
         nv = 4;
@@ -751,7 +796,7 @@ static double casdyn_cvx_epa(const casdyn_cvx_pair *p, casdyn_cvx_vertex *s, int
             start_of[hor_u[i]] = -1;
     }
     if (converged)
-        return casdyn_cvx_epa_answer(p, vs, &faces[best], normal, wa, wb);
+        return casdyn_cvx_epa_answer(p, vs, faces, best, eps, normal, wa, wb);
     /* Stopped early: the shortest separating translation seen, with the support points along
      * it (after it they touch in the plane normal to it), an upper bound of the depth. */
     for (j = 0; j < 3; ++j) {
