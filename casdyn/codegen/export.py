@@ -26,7 +26,7 @@ from ..functions.names import identifier
 from ..progress import SILENT, Progress
 from ..runtime import entry
 from ..runtime.batch import BatchKernel
-from . import object_cache, simd, split
+from . import externals, object_cache, simd, split
 
 COMPILERS = ("cc", "gcc", "clang")
 
@@ -326,7 +326,7 @@ def _generate(parts: list[tuple[str, list, int]], scratch: Path, appended: str |
         text = private_helpers(source.read_text())
         if cut and LARGE_FUNCTION <= size < HUGE_FUNCTION:
             text = split.split_functions(text)
-        source.write_text(text + extra)
+        source.write_text(text + externals.sources_for(functions) + extra)
         if k > 0:
             own = scratch / f"{name}.h"
             header.write_text(header.read_text() + own.read_text())

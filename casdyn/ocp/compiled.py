@@ -19,6 +19,7 @@ from pathlib import Path
 
 import casadi as ca
 
+from casdyn.codegen import externals
 from casdyn.codegen.cache_dir import cache_directory
 from casdyn.codegen.export import find_compiler
 from casdyn.errors import CasdynError
@@ -45,7 +46,7 @@ def compiled(function: ca.Function, *, flags: tuple[str, ...] = DEFAULT_FLAGS,
     generator.add(function, with_derivatives)
     if with_derivatives:
         generator.add(function.jacobian())
-    source = generator.dump()
+    source = generator.dump() + externals.sources_for([function])
     key = hashlib.sha256("\0".join([source, compiler, *flags]).encode()).hexdigest()[:16]
     folder = Path(directory) if directory is not None else cache_directory() / "ocp"
     library = folder / f"lib{name}_{key}.so"

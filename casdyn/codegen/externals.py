@@ -1,0 +1,34 @@
+"""C that generated code needs beside CasADi's: the sources of external routines that casdyn's
+graphs call (such as the convex-mesh distance routine of :mod:`casdyn.geometry.convex_routine`).
+
+A module that puts calls of its own C routines into graphs registers, under the prefix of
+their symbols, a function that writes the C of a set of those symbols; :func:`sources_for`
+collects what a set of Functions calls, so that every C file written from them
+(``compile()``, ``export_c``, the OCP's compiled callbacks) is self-contained.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import casadi as ca
+
+_WRITERS: dict[str, Callable[[set[str]], str]] = {}
+
+
+def register(prefix: str, write: Callable[[set[str]], str]) -> None:
+    """``write(symbols)``: the C defining the external routines ``symbols`` (each starting
+    with ``prefix``), valid once per C file."""
+    _WRITERS[prefix] = write
+
+
+def sources_for(functions: Iterable[ca.Function]) -> str:
+    """The C of every registered routine that ``functions`` (or the Functions they call)
+    call; empty where they call none."""
+    called: dict[str, set[str]] = {}
+    for function in functions:
+        for inner in [function, *function.find_functions()]:
+            for prefix in _WRITERS:
+                if inner.name().startswith(prefix):
+                    called.setdefault(prefix, set()).add(inner.name())
+    return "\n".join(_WRITERS[prefix](names) for prefix, names in sorted(called.items()))
