@@ -41,14 +41,21 @@ def coal_shape(shape):
     raise TypeError(type(shape))
 
 
-def coal_distance(a, pose_a, b, pose_b, coal_a=None, coal_b=None) -> float:
+def coal_distance(a, pose_a, b, pose_b, coal_a=None, coal_b=None,
+                  epa: float | None = None) -> float:
     """coal's signed distance (``min_distance`` with ``enable_signed_distance``), its GJK run
-    to 1e-10 (its default 1e-6 stops up to ~7e-7 above the distance on curved shapes)."""
+    to 1e-10 (its default 1e-6 stops up to ~7e-7 above the distance on curved shapes).
+    ``epa``: GJK and EPA run to this tolerance (1e-12 for convex hulls: at its default coal's
+    depths of hulls are off by up to 4e-7; boxes at such tolerances go wrong, see
+    tests/test_convex_distance_c.py)."""
     import coal
 
     request = coal.DistanceRequest()
     request.enable_signed_distance = True
     request.gjk_tolerance = 1e-10
+    if epa is not None:
+        request.gjk_tolerance = request.epa_tolerance = epa
+        request.gjk_max_iterations = request.epa_max_iterations = 1000
     result = coal.DistanceResult()
     coal.distance(coal_a or coal_shape(a), coal.Transform3s(pose_a[:3, :3], pose_a[:3, 3]),
                   coal_b or coal_shape(b), coal.Transform3s(pose_b[:3, :3], pose_b[:3, 3]),

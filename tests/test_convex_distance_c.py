@@ -2,7 +2,7 @@
 hulls: compiled here with a small shim and called through ctypes.
 
 References: coal (its GJK/EPA on its own hulls of the points), casdyn's exact fixed-graph
-distance (``signed_distance`` of two ``ConvexMesh``), closed forms (points and boxes), and the
+distance of two ``ConvexMesh`` (``routine=False``), closed forms (points and boxes), and the
 support-function characterisation ``sd = max over unit n of g(n)``,
 ``g(n) = min(n . xb) - max(n . xa)`` over the points: every ``g(n)`` is a lower bound of sd, and
 when the hulls overlap the maximum is reached at a facet normal of B - A, which is a face
@@ -20,11 +20,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from geometry_reference import random_pose
+from geometry_reference import coal_distance, random_pose
 from scipy.optimize import nnls
 from scipy.spatial import ConvexHull
 
-from casdyn.geometry import ConvexMesh, signed_distance
+from casdyn.geometry import ConvexMesh
+from casdyn.geometry.distance import distance_expression
 
 SOURCE = Path(__file__).resolve().parents[1] / "casdyn" / "geometry" / "convex_distance.c"
 FLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-std=c99", "-fPIC"]
@@ -43,6 +44,13 @@ EPA_USED, FLAT, EPA_REFUSED, BAD_INPUT = 32, 64, 8, 128
 MAX_VERTS, GJK_ITERATIONS = 1000, 1000
 BOX = np.array(list(itertools.product([-0.5, 0.5], repeat=3)))
 
+
+
+def exact_graph(a, pose_a, b, pose_b) -> float:
+    """casdyn's exact fixed-graph distance of two ConvexMesh (not the routine under test)."""
+    import casadi as ca
+
+    return float(ca.DM(distance_expression(a, ca.DM(pose_a), b, ca.DM(pose_b), routine=False)))
 
 def _compilers() -> list[str]:
     found = [shutil.which(name) for name in ("cc", "gcc", "clang")]
@@ -188,19 +196,10 @@ def _coal(points):
 
 
 def coal_signed_distance(hull_a, pose_a, hull_b, pose_b) -> float:
-    """coal's signed distance with GJK and EPA run to 1e-12. At its defaults (1e-6) coal's
-    depths of these hulls are off by up to 4e-7 and its distances of 5,000-point hulls by
-    1.2e-7 (measured); run to 1e-12 it agrees with the exact references to 1e-15."""
-    import coal
-
-    request = coal.DistanceRequest()
-    request.enable_signed_distance = True
-    request.gjk_tolerance = request.epa_tolerance = 1e-12
-    request.gjk_max_iterations = request.epa_max_iterations = 1000
-    result = coal.DistanceResult()
-    coal.distance(hull_a, coal.Transform3s(pose_a[:3, :3], pose_a[:3, 3]),
-                  hull_b, coal.Transform3s(pose_b[:3, :3], pose_b[:3, 3]), request, result)
-    return result.min_distance
+    """coal's signed distance of its hulls with GJK and EPA run to 1e-12. At its defaults
+    (1e-6) coal's depths of these hulls are off by up to 4e-7 and its distances of 5,000-point
+    hulls by 1.2e-7 (measured); run to 1e-12 it agrees with the exact references to 1e-15."""
+    return coal_distance(None, pose_a, None, pose_b, hull_a, hull_b, epa=1e-12)
 
 
 def test_compiles_warning_free_with_every_compiler_found(tmp_path):
@@ -249,7 +248,7 @@ def test_matches_the_exact_fixed_graph_distance(lib):
         a, b = ConvexMesh(va), ConvexMesh(vb)
         for _ in range(30):
             pose_a, pose_b = random_pose(rng, 0.15), random_pose(rng, 0.15)
-            reference = signed_distance(a, pose_a, b, pose_b)
+            reference = exact_graph(a, pose_a, b, pose_b)
             error = abs(query(lib, va, pose_a, vb, pose_b).sd - reference)
             errors["apart" if reference > 0 else "overlapping"].append(error)
     for kind, error in errors.items():
@@ -293,7 +292,7 @@ def test_identical_hulls_at_one_pose(lib):
         pose = random_pose(rng, 0.3)
         answer = query(lib, points, pose, points, pose)
         mesh = ConvexMesh(points)
-        assert abs(answer.sd - signed_distance(mesh, pose, mesh, pose)) <= 1e-9
+        assert abs(answer.sd - exact_graph(mesh, pose, mesh, pose)) <= 1e-9
         assert abs(answer.sd - overlap_reference(points, pose, points, pose)) <= 1e-12
         check_answer(answer, points, pose, points, pose)
     for _ in range(20):
@@ -315,7 +314,7 @@ def test_one_hull_inside_the_other(lib):
             for va, vb, a, b in ((outer, inner, big, small), (inner, outer, small, big)):
                 answer = query(lib, va, pose, vb, pose)
                 assert answer.sd < 0
-                assert abs(answer.sd - signed_distance(a, pose, b, pose)) <= 1e-9
+                assert abs(answer.sd - exact_graph(a, pose, b, pose)) <= 1e-9
                 check_answer(answer, va, pose, vb, pose)
 
 

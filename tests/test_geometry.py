@@ -222,17 +222,18 @@ def test_distance_functions_are_cached_per_shape_pair():
     assert distance_function(a, b) is distance_function(g.Sphere(0.1), g.Box((1, 1, 1)))
 
 
-def test_two_detailed_convex_meshes_are_refused_with_the_way_out():
-    """The exact method's graph grows with the product of the meshes' edge directions: past
-    casdyn.geometry.distance.MAX_DIRECTION_PAIRS it is refused at once (not minutes and
-    gigabytes later) with what to do instead."""
-    from casdyn.geometry.distance import MAX_DIRECTION_PAIRS, _core
+def test_detailed_convex_meshes_go_to_the_compiled_routine_and_agree_with_coal():
+    """Hulls of 4,000 random points (thousands of faces): the fixed graph would grow with
+    their faces and edges; the compiled routine computes the distance, apart and overlapping,
+    against a box and a capsule too."""
+    from casdyn.geometry.distance import routine_symbol
 
     rng = np.random.default_rng(0)
     a, b = (g.ConvexMesh(rng.normal(size=(4000, 3))) for _ in range(2))
-    pairs = _core(a).poly.directions.shape[1] * _core(b).poly.directions.shape[1]
-    assert pairs > MAX_DIRECTION_PAIRS
     far = np.eye(4)
     far[0, 3] = 10.0
-    with pytest.raises(InputError, match="with_fitted_capsules"):
-        g.signed_distance(a, np.eye(4), b, far)
+    for other in (b, g.Box((1.0, 2.0, 0.5)), g.Capsule(0.3, 1.0)):
+        assert routine_symbol(a, other)
+        for pose in (far, random_pose(rng, 1.0)):
+            ours = g.signed_distance(a, np.eye(4), other, pose)
+            assert abs(ours - coal_distance(a, np.eye(4), other, pose)) <= 1e-9

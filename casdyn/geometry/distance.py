@@ -14,8 +14,12 @@ so every direction gives a lower bound. The cores' distances are, pair by pair:
 * plane and anything: g at the plane's normal (the whole formula, closed form);
 * point, segment: their Euclidean distances (point-point, point-segment, segment-segment);
   a point against a box or a cylinder: the closed-form signed distance of the point;
-* a point or a segment against a polytope, and two polytopes: D is a polytope whose face
-  normals are the faces of each and the cross products of their edge directions. When they
+* a point, a segment, a box or a convex mesh against a convex mesh, and two boxes: the
+  compiled routine of :mod:`casdyn.geometry.convex_routine` (GJK apart, EPA overlapping),
+  whose normal and witness points give ``d = n . (x_b - x_a)`` in the graph;
+* a point or a segment against a box (and, as the tests' reference, the pairs above): D is
+  a polytope whose face normals are the faces of each and the cross products of their edge
+  directions. When they
   overlap, the largest g over those normals is exact (the separating axis theorem with
   depths); when that largest g is positive they are apart, and the distance is the smallest
   over the closest-feature pairs, which is exact there: each vertex's distance to the other
@@ -32,9 +36,11 @@ so every direction gives a lower bound. The cores' distances are, pair by pair:
   found is exact once the search reaches the maximiser: measured within 5e-9 m of coal and
   of an independent reference over 2,000 random poses per pair.
 
-Everything is a fixed graph of min, max, comparisons and closed forms: no iterations at run
-time, differentiable almost everywhere, exportable to C; the gradient is that of the active
-feature pair (the cylinders': of g at the chosen direction, by the envelope theorem).
+Everything but the routine's pairs is a fixed graph of min, max, comparisons and closed
+forms: no iterations at run time, differentiable almost everywhere, exportable to C; the
+gradient is that of the active feature pair (the cylinders': of g at the chosen direction, by
+the envelope theorem). The routine's pairs call it (its C goes into every exported or
+compiled library); their gradient is that of the witness points.
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ import casadi as ca
 import numpy as np
 
 from ..errors import InputError
-from . import cylinders
+from . import convex_routine, cylinders
 from . import primitives as pr
 from .hull import Hull, convex_hull
 from .shapes import Box, Capsule, ConvexMesh, Cylinder, Mesh, Plane, Sphere, _pose, _shape
@@ -262,7 +268,6 @@ def _core_distance(a: _Core, Ta, b: _Core, Tb):
         apart = ca.fmin(_points_to_polytope(ca.horzcat(start, start + vector), b, Rb, pb),
                         _segments_to_edges(start, vector, b, Rb, pb, whole=True))
     else:
-        _refuse_huge_pair(a, b)
         axes, usable = _cross_axes(ca.mtimes(Ra, a.poly.directions),
                                    ca.mtimes(Rb, b.poly.directions))
         faces = ca.horzcat(_face_axes(a, Ra), _face_axes(b, Rb))
@@ -359,22 +364,43 @@ def _polygon_corners(points: np.ndarray) -> list[int]:
     return sorted(set(chains[0] + chains[1]))
 
 
-# The exact polytope-polytope distance tests every pair of edge directions (and every vertex
-# against every face, every edge against every edge): its graph grows with their product.
-# Measured: 81 x 114 directions (9,234 pairs) build in 5.7 s; a Panda link pair (102 and 152
-# hull vertices) took over 2 minutes, solo12's 486-vertex hulls more than 5 and gigabytes
-MAX_DIRECTION_PAIRS = 10_000
+# A convex mesh costs the fixed graph dearly: a point against a Panda link's hull (102
+# vertices) takes 299k instructions, two 8-point hulls 124k, two 20-point hulls 434k (it tests
+# every pair of edge directions, every vertex against every face). Every pair with a convex
+# mesh (a sphere's or capsule's core, a box or a mesh against it) is therefore computed by the
+# compiled routine of casdyn.geometry.convex_routine: exact as well, a few microseconds. So
+# are two boxes (13k instructions as a graph): the Panda's 78 distances with a box obstacle
+# took 302 us with their Jacobian, 109 us with the routine. A point or a segment against a box
+# keeps its closed form (a capsule against a box: 924 instructions, faster than the routine's
+# call). The fixed graph serves as the independent reference in the tests (``routine=False``).
 
 
-def _refuse_huge_pair(a: _Core, b: _Core) -> None:
-    """An InputError where two polytopes are too detailed for the exact method."""
-    pairs = a.poly.directions.shape[1] * b.poly.directions.shape[1]
-    if pairs > MAX_DIRECTION_PAIRS:
-        raise InputError(
-            f"the exact distance between these two convex meshes would test {pairs:,} pairs "
-            f"of edge directions (at most {MAX_DIRECTION_PAIRS:,}): simplify their hulls, or "
-            "use casdyn.geometry.with_fitted_capsules(...) for the robot's meshes (capsules "
-            "that enclose them; their distances never over-estimate)")
+def _by_routine(a: _Core, b: _Core) -> bool:
+    """Whether the pair ``_RANK[a.kind] <= _RANK[b.kind]`` goes to the compiled routine."""
+    return (b.kind == "polytope" and a.kind in ("point", "segment", "box", "polytope")) or \
+        (a.kind == "box" and b.kind == "box")
+
+
+def _points(core: _Core) -> np.ndarray:
+    """The points whose hull is the core, (n, 3) in its own frame."""
+    if core.kind == "point":
+        return np.zeros((1, 3))
+    if core.kind == "segment":
+        return np.array([[0.0, 0.0, -core.half[0]], [0.0, 0.0, core.half[0]]])
+    return np.array(core.poly.vertices).T
+
+
+def _ordered(a, b) -> tuple[_Core, _Core, bool]:
+    ca_, cb = _core(a), _core(b)
+    swap = _RANK[ca_.kind] > _RANK[cb.kind]
+    return (cb, ca_, True) if swap else (ca_, cb, False)
+
+
+def routine_symbol(a, b) -> str | None:
+    """The C symbol of the compiled routine that computes the distance of shapes ``a`` and
+    ``b`` (a pair with a convex mesh, or two boxes), or None."""
+    ca_, cb, _ = _ordered(a, b)
+    return convex_routine.symbol(_points(ca_), _points(cb)) if _by_routine(ca_, cb) else None
 
 
 def witness_points(a, pose_a, b, pose_b):
@@ -395,13 +421,18 @@ def witness_points(a, pose_a, b, pose_b):
     return pr.segment_segment_points(*_segment(ca_, Ra, pa), *_segment(cb, Rb, pb))
 
 
-def distance_expression(a, pose_a, b, pose_b):
+def distance_expression(a, pose_a, b, pose_b, routine: bool = True):
     """The signed distance of shapes ``a`` and ``b`` as an expression of the 4x4 poses (SX or
-    MX matrices, or numbers as DM)."""
-    ca_, cb = _core(a), _core(b)
-    if _RANK[ca_.kind] > _RANK[cb.kind]:
-        ca_, cb, pose_a, pose_b = cb, ca_, pose_b, pose_a
-    return _core_distance(ca_, pose_a, cb, pose_b) - ca_.radius - cb.radius
+    MX matrices, or numbers as DM). ``routine=False`` builds the fixed graph also for pairs
+    with a convex mesh (the tests' independent reference; large, see above)."""
+    ca_, cb, swap = _ordered(a, b)
+    if swap:
+        pose_a, pose_b = pose_b, pose_a
+    if routine and _by_routine(ca_, cb):
+        d = convex_routine.distance(_points(ca_), pose_a, _points(cb), pose_b)
+    else:
+        d = _core_distance(ca_, pose_a, cb, pose_b)
+    return d - ca_.radius - cb.radius
 
 
 @lru_cache(maxsize=512)

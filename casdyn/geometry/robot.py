@@ -19,8 +19,14 @@ from .. import arguments
 from ..algorithms import configuration, kinematics
 from ..errors import CasdynError, InputError, unknown_name
 from ..math.spatial import Transform
+from . import convex_routine
 from . import primitives as pr
-from .distance import distance_expression, distance_gradient_function, witness_points
+from .distance import (
+    distance_expression,
+    distance_gradient_function,
+    routine_symbol,
+    witness_points,
+)
 from .shapes import Mesh, Obstacle
 from .urdf_geometry import read_geometry
 
@@ -297,6 +303,7 @@ def distance_outputs(model, geometry, pairs, obstacles, jacobian: bool | str, q)
     ``jacobian``, ``[d, J]``, ``J = d d(q ⊕ v)/dv`` at ``v = 0`` (nd x nv, tangent space):
     through the closest points and the joints' columns (``jacobian=True``, see
     :func:`witness_jacobian`), or by AD of the whole graph (``jacobian="ad"``)."""
+    _prepare_routines(geometry, pairs, obstacles)
     if jacobian and jacobian != "ad":
         return list(witness_jacobian(model, geometry, pairs, obstacles, q))
     if not jacobian or model.nq == model.nv:  # nq == nv: each coordinate is its own tangent
@@ -307,6 +314,18 @@ def distance_outputs(model, geometry, pairs, obstacles, jacobian: bool | str, q)
                                  configuration.integrate(model, q, v))
     zero = ca.DM.zeros(model.nv)
     return [ca.substitute(moved, v, zero), ca.substitute(ca.jacobian(moved, v), v, zero)]
+
+
+def _prepare_routines(geometry, pairs, obstacles) -> None:
+    """Build the compiled routine of every pair of detailed convex meshes among ``pairs``
+    and ``obstacles`` (:mod:`casdyn.geometry.convex_routine`) at once: one library, one
+    compilation."""
+    by_name = {item.name: item.shape for item in geometry}
+    shapes = [(by_name[a], by_name[b]) for a, b in pairs if a in by_name and b in by_name]
+    shapes += [(o.shape, item.shape) for o in obstacles for item in geometry]
+    symbols = [routine_symbol(a, b) for a, b in shapes
+               if not isinstance(a, Mesh) and not isinstance(b, Mesh)]
+    convex_routine.prepare([s for s in symbols if s is not None])
 
 
 def distances_function(model, geometry, pairs, obstacles, jacobian: bool | str = False):

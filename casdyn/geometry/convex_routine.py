@@ -1,0 +1,223 @@
+"""Signed distances of pairs with a convex mesh through a compiled C routine.
+
+The fixed-graph distance of a polytope (:mod:`casdyn.geometry.distance`) tests every pair of
+edge directions and every vertex against every face, so its graph grows with the hulls'
+sizes: a point against a Panda link's hull takes 299k instructions. Every pair with a convex
+mesh (a sphere's or a capsule's core, a box or another mesh against it) is computed instead by
+the C routine ``convex_distance.c``: GJK (Gilbert, Johnson and Keerthi 1988) for the distance,
+EPA (van den Bergen 2001) for the penetration depth, on the hulls of the cores' points (one
+for a sphere, two for a capsule, eight for a box); exact for polytopes and finite everywhere.
+It is called from the CasADi graph as an external Function of the two poses that returns the
+unit normal ``n`` and the witness points ``w_a, w_b`` in the shapes' own frames. The graph
+forms (the radii are subtracted by the caller)
+
+    d = n . (x_b - x_a),   x_a = R_a w_a + p_a,   x_b = R_b w_b + p_b,
+
+with ``n, w_a, w_b`` held constant (the routine declares a structurally zero Jacobian for
+reverse mode and zero forward derivatives: CasADi's SX forward mode reads an empty Jacobian's
+product as dense, uninitialised memory). That is the exact distance, and its derivative is
+the exact first derivative almost everywhere: closest points and the normal are stationary
+(the envelope theorem), so only the motion of the witness points, fixed in their bodies,
+changes ``d``. Second derivatives leave out the curvature of
+the distance (that of a fixed normal and fixed witness points).
+
+The routine is compiled once per set of hull pairs with the system C compiler and kept in
+casdyn's compile cache; ``compile()`` and ``export_c`` put its C into the generated files
+(:mod:`casdyn.codegen.externals`), so the exported code is self-contained.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+import casadi as ca
+import numpy as np
+
+from ..codegen import externals
+from ..errors import ExportError
+
+PREFIX = "casdyn_convex_"
+ROUTINE = Path(__file__).with_name("convex_distance.c")
+FLAGS = ("-O2", "-fPIC", "-shared")
+
+_lock = threading.Lock()
+_vertices: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # symbol -> (a's, b's) (n, 3)
+_loaded: dict[str, ca.Function] = {}
+
+
+def symbol(vertices_a: np.ndarray, vertices_b: np.ndarray) -> str:
+    """The C symbol of the routine for hulls with these vertices ((n, 3) arrays, own frames);
+    registered, so that :func:`sources_for` can write its C later."""
+    a = np.ascontiguousarray(vertices_a, dtype=float)
+    b = np.ascontiguousarray(vertices_b, dtype=float)
+    digest = hashlib.sha256(a.tobytes() + b"|" + b.tobytes()).hexdigest()[:16]
+    name = PREFIX + digest
+    with _lock:
+        _vertices.setdefault(name, (a, b))
+    return name
+
+
+_COMMON = """
+#ifndef casadi_real
+#define casadi_real double
+#endif
+#ifndef casadi_int
+#define casadi_int long long int
+#endif
+#ifndef CASDYN_CONVEX_ENTRIES
+#define CASDYN_CONVEX_ENTRIES
+/* sparsity patterns (CasADi's compressed column format): a dense 4x4 pose, the 9 outputs
+   (normal, then the witness points in a's and b's frames), their structurally zero
+   Jacobian with respect to a pose */
+static const casadi_int casdyn_convex_pose[] = {4, 4, 0, 4, 8, 12, 16,
+    0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3};
+static const casadi_int casdyn_convex_out[] = {9, 1, 0, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8};
+static const casadi_int casdyn_convex_zero[] = {9, 16,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+
+static int casdyn_convex_call(const double *va, int na, const double *vb, int nb,
+                              const casadi_real **arg, casadi_real **res) {
+  double pa[16], pb[16], out[9];
+  int k;
+  for (k = 0; k < 16; ++k) {  /* CasADi passes a null argument for an all-zero input */
+    pa[k] = arg[0] ? arg[0][k] : 0.0;
+    pb[k] = arg[1] ? arg[1][k] : 0.0;
+  }
+  casdyn_convex_distance(va, na, pa, vb, nb, pb, out, out + 3, out + 6);
+  if (res[0]) for (k = 0; k < 9; ++k) res[0][k] = out[k];
+  return 0;
+}
+#endif
+"""
+
+_ENTRY = """
+/* {name}: the hulls of {na} and {nb} points; (pose_a, pose_b) -> (normal, w_a, w_b) */
+static const double {name}_a[{la}] = {{{a}}};
+static const double {name}_b[{lb}] = {{{b}}};
+int {name}(const casadi_real **arg, casadi_real **res, casadi_int *iw, casadi_real *w,
+    int mem) {{
+  (void)iw; (void)w; (void)mem;
+  return casdyn_convex_call({name}_a, {na}, {name}_b, {nb}, arg, res);
+}}
+casadi_int {name}_n_in(void) {{ return 2; }}
+casadi_int {name}_n_out(void) {{ return 1; }}
+const casadi_int *{name}_sparsity_in(casadi_int i) {{ (void)i; return casdyn_convex_pose; }}
+const casadi_int *{name}_sparsity_out(casadi_int i) {{ (void)i; return casdyn_convex_out; }}
+/* the Jacobian: structurally zero (the graph holds the outputs constant) */
+int jac_{name}(const casadi_real **arg, casadi_real **res, casadi_int *iw, casadi_real *w,
+    int mem) {{
+  (void)arg; (void)res; (void)iw; (void)w; (void)mem;
+  return 0;
+}}
+casadi_int jac_{name}_n_in(void) {{ return 3; }}
+casadi_int jac_{name}_n_out(void) {{ return 2; }}
+const casadi_int *jac_{name}_sparsity_in(casadi_int i) {{
+  return i < 2 ? casdyn_convex_pose : casdyn_convex_out;
+}}
+const casadi_int *jac_{name}_sparsity_out(casadi_int i) {{ (void)i; return casdyn_convex_zero; }}
+/* forward derivatives: zero, written out (CasADi's SX forward mode reads them densely) */
+int fwd1_{name}(const casadi_real **arg, casadi_real **res, casadi_int *iw, casadi_real *w,
+    int mem) {{
+  int k;
+  (void)arg; (void)iw; (void)w; (void)mem;
+  if (res[0]) for (k = 0; k < 9; ++k) res[0][k] = 0.0;
+  return 0;
+}}
+casadi_int fwd1_{name}_n_in(void) {{ return 5; }}
+casadi_int fwd1_{name}_n_out(void) {{ return 1; }}
+const casadi_int *fwd1_{name}_sparsity_in(casadi_int i) {{
+  return i == 2 ? casdyn_convex_out : casdyn_convex_pose;
+}}
+const casadi_int *fwd1_{name}_sparsity_out(casadi_int i) {{ (void)i; return casdyn_convex_out; }}
+"""
+
+
+def _numbers(values: np.ndarray) -> str:
+    return ", ".join(float(x).hex() for x in values.ravel())
+
+
+def entry_source(name: str) -> str:
+    """The C of the entry point ``name`` (its hulls' tables, the function, its sparsity)."""
+    a, b = _vertices[name]
+    return _ENTRY.format(name=name, na=len(a), nb=len(b), la=a.size, lb=b.size,
+                         a=_numbers(a), b=_numbers(b))
+
+
+def source(names) -> str:
+    """A C file for the entry points ``names`` (registered by :func:`symbol`): the routine
+    once, then each entry."""
+    return "\n".join([ROUTINE.read_text(), _COMMON, *(entry_source(n) for n in sorted(names))])
+
+
+def _library(names: list[str]) -> Path:
+    """The shared library holding the entry points ``names``, from the compile cache or built
+    now (atomically: another process never loads half a file)."""
+    from ..codegen.cache_dir import cache_directory
+    from ..codegen.export import find_compiler
+
+    try:
+        cc = find_compiler()
+    except ExportError as exc:
+        raise ExportError(f"the distance between two detailed convex meshes is computed by a C "
+                          f"routine compiled on first use: {exc}") from None
+    text = source(names)
+    key = hashlib.sha256("\0".join([text, cc, *FLAGS]).encode()).hexdigest()[:16]
+    folder = cache_directory() / "convex"
+    library = folder / f"libcasdyn_convex_{key}.so"
+    if library.is_file():
+        return library
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=folder) as scratch:
+            c_file = Path(scratch) / "convex.c"
+            c_file.write_text(text)
+            built = Path(scratch) / library.name
+            run = subprocess.run([cc, *FLAGS, str(c_file), "-o", str(built), "-lm"],
+                                 capture_output=True, text=True)
+            if run.returncode != 0:
+                raise ExportError(f"compiling the convex-mesh distance routine failed "
+                                  f"({cc}): {run.stderr.strip()[-1500:]}")
+            os.replace(built, library)
+    except OSError as exc:
+        raise ExportError(f"the compile cache {folder} cannot be used for the convex-mesh "
+                          f"distance routine: {exc.strerror or exc}; set CASDYN_CACHE to a "
+                          "writable directory") from None
+    return library
+
+
+def prepare(names) -> None:
+    """Build (or find in the cache) one library for every entry point of ``names`` not yet
+    loaded: a robot's pairs compile together."""
+    with _lock:
+        missing = sorted({n for n in names if n not in _loaded})
+        if not missing:
+            return
+        library = str(_library(missing))
+        for name in missing:
+            _loaded[name] = ca.external(name, library)
+
+
+def routine(vertices_a: np.ndarray, vertices_b: np.ndarray) -> ca.Function:
+    """The external Function ``(pose_a 4x4, pose_b 4x4) -> [n; w_a; w_b]`` (9 x 1) of the
+    two hulls (vertices (n, 3) in their own frames)."""
+    name = symbol(vertices_a, vertices_b)
+    prepare([name])
+    return _loaded[name]
+
+
+def distance(vertices_a: np.ndarray, pose_a, vertices_b: np.ndarray, pose_b):
+    """The signed distance of the two hulls at the 4x4 poses (SX or MX) as ``n . (x_b -
+    x_a)`` with the routine's normal and witness points held constant (see the module)."""
+    out = routine(vertices_a, vertices_b)(pose_a, pose_b)
+    n, w_a, w_b = out[0:3], out[3:6], out[6:9]
+    x_a = ca.mtimes(pose_a[:3, :3], w_a) + pose_a[:3, 3]
+    x_b = ca.mtimes(pose_b[:3, :3], w_b) + pose_b[:3, 3]
+    return ca.dot(n, x_b - x_a)
+
+
+externals.register(PREFIX, source)

@@ -1,0 +1,202 @@
+"""Detailed convex meshes through the compiled routine (casdyn.geometry.convex_routine): the
+Panda with its own meshes and SRDF against coal at random configurations, the routine against
+the fixed exact graph where both apply, gradients and Jacobians against finite differences,
+and the routine's C inside compile() and export_c libraries."""
+
+from __future__ import annotations
+
+import casadi as ca
+import numpy as np
+import pinocchio as pin
+import pytest
+from geometry_reference import coal_distance, coal_shape, random_pose
+from test_geometry_robot import PANDA, _link_poses
+
+import casdyn
+from casdyn import geometry as g
+from casdyn.errors import ExportError
+from casdyn.geometry import distance
+from casdyn.geometry.distance import routine_symbol
+
+# coal's GJK and EPA run to this tolerance: at its default (1e-6) its depths of these hulls
+# are off by up to 4e-7; run to 1e-12 it agrees with the exact references to rounding
+COAL_EPA = 1e-12
+
+
+def _panda():
+    return casdyn.load_urdf(PANDA / "urdf/panda.urdf", package_dirs=[PANDA.parents[2]],
+                            srdf=PANDA / "srdf/panda.srdf")
+
+
+def _panda_links(robot, q, model, data):
+    position = dict(zip(robot.joint_names, q, strict=True))
+    for name, leader, multiplier, offset in robot.mimic_joints:
+        position[name] = multiplier * position[leader] + offset
+    return _link_poses(model, data, np.array([position[n] for n in model.names[1:]]))
+
+
+def _obstacles():
+    """A table the base sinks into and a rock (a hull of 60 points) in the workspace."""
+    rock = g.ConvexMesh(np.random.default_rng(5).normal(size=(60, 3)) * [0.08, 0.06, 0.05])
+    pose = random_pose(np.random.default_rng(6), 0.0)
+    pose[:3, 3] = [0.35, 0.1, 0.5]
+    return (g.Obstacle("table", g.Box((1.2, 1.2, 0.1)), np.eye(4)), g.Obstacle("rock", rock, pose))
+
+
+def test_panda_with_its_own_meshes_and_srdf_agrees_with_coal():
+    robot = _panda()
+    obstacles = _obstacles()
+    geometry = {item.name: item for item in robot.collision_geometry}
+    kinds = [{type(geometry[a].shape), type(geometry[b].shape)}
+             for a, b in robot.collision_pairs]
+    assert kinds.count({g.ConvexMesh}) >= 12 and kinds.count({g.ConvexMesh, g.Box}) >= 30
+    assert all(routine_symbol(geometry[a].shape, geometry[b].shape)  # the link hulls
+               for a, b in robot.collision_pairs)
+    model = pin.buildModelFromUrdf(str(PANDA / "urdf/panda.urdf"))
+    data = model.createData()
+    coal_shapes = {name: coal_shape(item.shape) for name, item in geometry.items()}
+    f = robot.function("collision_distances", obstacles=obstacles)
+    rng = np.random.default_rng(0)
+    apart, overlapping = [], []
+    for _ in range(25):
+        q = robot.random_configuration(rng)
+        links = _panda_links(robot, q, model, data)
+        ours = np.asarray(f(q)).ravel()
+        expected = []
+        for a, b in robot.collision_pairs:
+            ga, gb = geometry[a], geometry[b]
+            expected.append(coal_distance(ga.shape, links[ga.body] @ ga.pose, gb.shape,
+                                          links[gb.body] @ gb.pose, coal_shapes[a],
+                                          coal_shapes[b], epa=COAL_EPA))
+        for obstacle in obstacles:
+            for name, item in geometry.items():
+                expected.append(coal_distance(obstacle.shape, obstacle.pose, item.shape,
+                                              links[item.body] @ item.pose,
+                                              coal_b=coal_shapes[name], epa=COAL_EPA))
+        expected = np.array(expected)
+        assert ours.shape == expected.shape
+        error = np.abs(ours - expected)
+        apart.extend(error[expected > 1e-6])
+        overlapping.extend(error[expected < -1e-6])
+    assert len(apart) > 500 and len(overlapping) > 20
+    assert max(apart) <= 1e-9 and max(overlapping) <= 1e-9
+
+
+def _fixed_graph(a, pose_a, b, pose_b) -> float:
+    """The fixed exact graph's distance of two small hulls (the routine kept out)."""
+    return float(ca.DM(distance.distance_expression(a, ca.DM(pose_a), b, ca.DM(pose_b),
+                                                    routine=False)))
+
+
+def test_the_routine_agrees_with_the_fixed_graph_apart_and_overlapping():
+    """Two independent exact methods (support-function iterations in C, separating axes and
+    closest features as a graph) on small hulls, boxes, a sphere and a capsule, where
+    penetration depths are exact too."""
+    rng = np.random.default_rng(1)
+    meshes = [g.ConvexMesh(rng.normal(size=(8 + k, 3)) * 0.15) for k in range(4)]
+    pairs = [(meshes[0], meshes[1]), (meshes[2], meshes[3]), (meshes[0], g.Box((0.3, 0.2, 0.1))),
+             (g.Box((0.3, 0.2, 0.1)), g.Box((0.1, 0.25, 0.2))), (g.Sphere(0.05), meshes[1]),
+             (g.Capsule(0.05, 0.3), meshes[2])]
+    errors = {"apart": [], "overlapping": []}
+    for a, b in pairs:
+        assert routine_symbol(a, b)
+        for _ in range(30):
+            pose_a, pose_b = random_pose(rng, 0.3), random_pose(rng, 0.3)
+            ours = g.signed_distance(a, pose_a, b, pose_b)
+            exact = _fixed_graph(a, pose_a, b, pose_b)
+            errors["apart" if exact > 0 else "overlapping"].append(abs(ours - exact))
+    assert len(errors["apart"]) > 30 and len(errors["overlapping"]) > 30
+    assert max(errors["apart"]) <= 1e-9 and max(errors["overlapping"]) <= 1e-9
+
+
+@pytest.mark.parametrize("where", ["coincident", "touching", "inside", "far"])
+def test_degenerate_poses_give_finite_values_and_gradients(where):
+    rng = np.random.default_rng(2)
+    a = g.ConvexMesh(rng.normal(size=(40, 3)) * 0.1)
+    b = g.ConvexMesh(rng.normal(size=(40, 3)) * 0.1)
+    pose_b = np.eye(4)
+    if where == "touching":  # b's lowest vertex on a's highest: the plane z = that separates
+        pose_b[:3, 3] = (a.vertices[np.argmax(a.vertices[:, 2])]
+                         - b.vertices[np.argmin(b.vertices[:, 2])])
+    elif where == "inside":
+        b = g.ConvexMesh(a.vertices * 0.2)
+    elif where == "far":
+        pose_b[:3, 3] = [1e3, -2e3, 5e2]
+    T = ca.SX.sym("T", 4, 4)
+    d = g.signed_distance(a, np.eye(4), b, T)
+    value, grad = ca.Function("f", [T], [d, ca.gradient(d, T)])(pose_b)
+    assert np.all(np.isfinite(np.array(value))) and np.all(np.isfinite(np.array(grad)))
+    if where == "touching":
+        assert abs(float(value)) <= 1e-9
+    if where == "far":
+        assert float(value) == pytest.approx(coal_distance(a, np.eye(4), b, pose_b), abs=1e-9)
+    if where in ("coincident", "inside"):
+        assert float(value) == pytest.approx(
+            coal_distance(a, np.eye(4), b, pose_b, epa=COAL_EPA), abs=1e-9)
+
+
+def test_panda_jacobians_match_finite_differences_and_each_other():
+    robot = _panda()
+    obstacles = _obstacles()
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        q = robot.random_configuration(rng)
+        _, J = (np.asarray(x) for x in robot.function(
+            "collision_distances", obstacles=obstacles, jacobian=True)(q))
+        _, J_ad = (np.asarray(x) for x in robot.function(
+            "collision_distances", obstacles=obstacles, jacobian="ad")(q))
+        h = 1e-6
+        fd = np.column_stack([(robot.collision_distances(q + h * e, obstacles=obstacles)
+                               - robot.collision_distances(q - h * e, obstacles=obstacles))
+                              / (2 * h) for e in np.eye(robot.nv)])
+        assert np.max(np.abs(J - J_ad)) <= 1e-12
+        assert np.max(np.abs(J - fd)) <= 1e-6
+
+
+def test_compiled_and_exported_libraries_hold_the_routine(tmp_path):
+    robot = _panda()
+    q = robot.random_configuration(np.random.default_rng(4))
+    f = robot.function("collision_distances", jacobian=True)
+    expected = [np.asarray(x) for x in f(q)]
+    exported = robot.export_c(tmp_path / "c", {"cd": ("collision_distances", {"jacobian": True})})
+    source = (tmp_path / "c").glob("*.c")
+    assert any("casdyn_convex_distance" in path.read_text() for path in source)
+    for got, want in zip(exported["cd"](q), expected, strict=True):
+        assert np.max(np.abs(np.asarray(got) - want)) <= 1e-13
+    robot.compile(["collision_distances"], directory=tmp_path / "cache")
+    assert np.max(np.abs(robot.collision_distances(q) - expected[0].ravel())) <= 1e-13
+
+
+def test_without_a_compiler_the_error_says_what_needs_one(monkeypatch):
+    from casdyn.codegen import export
+
+    def none(compiler=None):
+        raise ExportError("no C compiler found (looked for cc)")
+
+    monkeypatch.setattr(export, "find_compiler", none)
+    rng = np.random.default_rng(8)
+    a, b = (g.ConvexMesh(rng.normal(size=(50, 3))) for _ in range(2))  # never built before
+    with pytest.raises(ExportError, match=r"C routine compiled on first use.*no C compiler"):
+        g.signed_distance(a, np.eye(4), b, np.eye(4))
+
+
+def test_forward_and_reverse_derivatives_agree_and_the_hessian_is_finite():
+    """The routine's outputs are constants in both AD modes (forward mode once read an
+    empty Jacobian as uninitialised memory: NaN and wrong columns)."""
+    rng = np.random.default_rng(9)
+    a, b = (g.ConvexMesh(rng.normal(size=(30, 3)) * 0.1) for _ in range(2))
+    x = ca.SX.sym("x", 3)
+    poses = [ca.vertcat(ca.horzcat(ca.DM(pose[:3, :3]), pose[:3, 3] + k * x),
+                        ca.DM([[0, 0, 0, 1]]))
+             for k, pose in enumerate([random_pose(rng, 0.2) for _ in range(4)], start=1)]
+    d = ca.vertcat(*(g.signed_distance(a, np.eye(4), b, pose) for pose in poses))
+    seed = ca.DM([0.3, -0.5, 0.8])
+    f = ca.Function("f", [x], [ca.jtimes(d, x, seed), ca.jacobian(d, x) @ seed,
+                               ca.hessian(d[0], x)[0]])
+    forward, jacobian, hessian = (np.asarray(v) for v in f([0.01, 0.02, -0.01]))
+    h = 1e-6
+    fd = (np.asarray(ca.Function("d", [x], [d])(np.array([0.01, 0.02, -0.01]) + h * seed))
+          - np.asarray(ca.Function("d", [x], [d])(np.array([0.01, 0.02, -0.01]) - h * seed)))
+    assert np.allclose(forward, jacobian, atol=1e-14) and np.allclose(forward, fd / (2 * h),
+                                                                       atol=1e-6)
+    assert np.all(np.isfinite(hessian))
