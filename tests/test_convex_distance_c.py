@@ -487,3 +487,31 @@ def test_threads_get_the_serial_answers(lib, random_pairs):
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(call, random_pairs * 2))
     assert results == [answer.sd for *_, answer in random_pairs] * 2
+
+
+def test_segments_points_and_boxes_against_panda_hulls_are_certified(lib):
+    """A capsule's segment (2 points), a sphere's centre and a box's corners against the
+    Panda's link hulls (102-152 points, many of them on flat faces), apart: the Minkowski
+    difference of a segment and such a hull has long thin triangles, where barycentric
+    weights from a Gram system lose their accuracy (skipping those triangles once stopped
+    GJK up to 6.5e-5 m above the distance, in 27 of 8,259 such poses). Every answer is
+    certified by g(normal) = sd."""
+    from test_geometry_robot import PANDA
+
+    from casdyn import geometry as g
+
+    rng = np.random.default_rng(11)
+    box = np.array(list(itertools.product((-0.1, 0.1), (-0.2, 0.2), (-0.3, 0.3))))
+    cores = [np.zeros((1, 3)), np.array([[0, 0, -0.5], [0, 0, 0.5]]), box]
+    checked = 0
+    for link in ("link1", "link5", "link6"):
+        hull = g.Mesh(PANDA / f"meshes/collision/{link}.stl").convex().vertices
+        for core in cores:
+            for _ in range(1000):
+                pose_a, pose_b = random_pose(rng, 0.4), random_pose(rng, 0.4)
+                answer = query(lib, core, pose_a, hull, pose_b)
+                if answer.sd > 1e-6:
+                    lower = gap(answer.normal, core, pose_a, hull, pose_b)[0]
+                    assert answer.sd - lower <= 1e-10, (link, answer.sd, lower)
+                    checked += 1
+    assert checked > 5000

@@ -244,6 +244,82 @@ static int casdyn_cvx_project(const casdyn_cvx_vertex *s, const int *idx, int m,
     return 1;
 }
 
+/* The foot x of the origin on the plane of the triangle s[idx[0..2]] (unit normal n) and its
+ * barycentric weights lam from the areas of the sub-triangles; returns 0 when the foot lies
+ * outside the triangle (beyond rounding) or the triangle is a needle (twice its area below
+ * 1e-9 of its longest edge squared), else clamps the weights to the triangle. */
+static int casdyn_cvx_foot3(const casdyn_cvx_vertex *s, const int *idx, const double *n,
+                            double *lam, double *x)
+{
+    const double *w0 = s[idx[0]].w, *w1 = s[idx[1]].w, *w2 = s[idx[2]].w;
+    double c[3], e1[3], e2[3], r0[3], r1[3], r2[3], h, whole, total, edge;
+    int i;
+    for (i = 0; i < 3; ++i)
+        c[i] = (w0[i] + w1[i] + w2[i]) / 3.0;
+    h = casdyn_cvx_dot(n, c);
+    for (i = 0; i < 3; ++i) {
+        x[i] = h * n[i];
+        e1[i] = w1[i] - w0[i];
+        e2[i] = w2[i] - w0[i];
+        r0[i] = w0[i] - x[i];
+        r1[i] = w1[i] - x[i];
+        r2[i] = w2[i] - x[i];
+    }
+    casdyn_cvx_cross(e1, e2, c);
+    whole = casdyn_cvx_dot(n, c);
+    casdyn_cvx_sub(w2, w1, r0);
+    edge = fmax(casdyn_cvx_dot(r0, r0), fmax(casdyn_cvx_dot(e1, e1), casdyn_cvx_dot(e2, e2)));
+    if (!(fabs(whole) > 1e-9 * edge))
+        return 0; /* a triangle flat to rounding: its normal is noise, its edges stand in */
+    for (i = 0; i < 3; ++i)
+        r0[i] = w0[i] - x[i];
+    casdyn_cvx_cross(r1, r2, c);
+    lam[0] = casdyn_cvx_dot(n, c) / whole;
+    casdyn_cvx_cross(r2, r0, c);
+    lam[1] = casdyn_cvx_dot(n, c) / whole;
+    casdyn_cvx_cross(r0, r1, c);
+    lam[2] = casdyn_cvx_dot(n, c) / whole;
+    total = 0.0;
+    for (i = 0; i < 3; ++i) {
+        if (!(lam[i] >= -1e-12))
+            return 0;
+        lam[i] = fmax(lam[i], 0.0);
+        total += lam[i];
+    }
+    for (i = 0; i < 3; ++i)
+        lam[i] /= total;
+    return 1;
+}
+
+/* The barycentric weights lam of the origin in the tetrahedron s[idx[0..3]], as ratios of
+ * volumes (triple products); returns 0 when the origin lies outside it or the tetrahedron is
+ * flat (volume below 1e-12 of its longest edge cubed). */
+static int casdyn_cvx_tetra_weights(const casdyn_cvx_vertex *s, const int *idx, double *lam)
+{
+    double e1[3], e2[3], e3[3], o[3], c[3], whole, edge;
+    int i;
+    casdyn_cvx_sub(s[idx[1]].w, s[idx[0]].w, e1);
+    casdyn_cvx_sub(s[idx[2]].w, s[idx[0]].w, e2);
+    casdyn_cvx_sub(s[idx[3]].w, s[idx[0]].w, e3);
+    for (i = 0; i < 3; ++i)
+        o[i] = -s[idx[0]].w[i];
+    casdyn_cvx_cross(e2, e3, c);
+    whole = casdyn_cvx_dot(e1, c);
+    edge = fmax(casdyn_cvx_dot(e1, e1), fmax(casdyn_cvx_dot(e2, e2), casdyn_cvx_dot(e3, e3)));
+    if (!(fabs(whole) > 1e-12 * edge * sqrt(edge)))
+        return 0; /* flat to rounding (a flat D): its faces stand in */
+    lam[1] = casdyn_cvx_dot(o, c) / whole;
+    casdyn_cvx_cross(o, e3, c);
+    lam[2] = casdyn_cvx_dot(e1, c) / whole;
+    casdyn_cvx_cross(e2, o, c);
+    lam[3] = casdyn_cvx_dot(e1, c) / whole;
+    lam[0] = 1.0 - lam[1] - lam[2] - lam[3];
+    for (i = 0; i < 4; ++i)
+        if (!(lam[i] >= 0.0))
+            return 0;
+    return 1;
+}
+
 /* The point v of the simplex s[0..k-1] nearest the origin, by trying every sub-simplex; the
  * simplex is reduced to the smallest one holding v. Returns 1 when the full tetrahedron holds
  * the origin. */
@@ -251,42 +327,47 @@ static int casdyn_cvx_closest(casdyn_cvx_vertex *s, int *k, double *lam, double 
 {
     int mask, best_mask = 1, i, m, idx[4], inside = 0;
     double l[4], best_lam[4] = {1.0, 0.0, 0.0, 0.0}, best = DBL_MAX, x[3], q, n[3];
-    double best_x[3] = {0.0, 0.0, 0.0}, xs[3], size;
+    double best_x[3] = {0.0, 0.0, 0.0};
     casdyn_cvx_vertex kept[4];
     for (mask = 1; mask < (1 << *k); ++mask) {
         m = 0;
         for (i = 0; i < *k; ++i)
             if (mask & (1 << i))
                 idx[m++] = i;
-        if (!casdyn_cvx_project(s, idx, m, l))
-            continue;
-        for (i = 0; i < m; ++i)
-            if (!(l[i] >= 0.0))
-                break;
-        if (i < m)
-            continue;
-        /* The barycentric point, and the simplex's size for the check below. */
-        xs[0] = xs[1] = xs[2] = 0.0;
-        size = 0.0;
-        for (i = 0; i < m; ++i) {
-            xs[0] += l[i] * s[idx[i]].w[0];
-            xs[1] += l[i] * s[idx[i]].w[1];
-            xs[2] += l[i] * s[idx[i]].w[2];
-            size = fmax(size, casdyn_cvx_dot(s[idx[i]].w, s[idx[i]].w));
-        }
-        x[0] = x[1] = x[2] = 0.0;
         if (m == 3 && casdyn_cvx_normal3(s[idx[0]].w, s[idx[1]].w, s[idx[2]].w, n)) {
-            /* The foot of the origin on the plane: far more accurate than the barycentric
-             * sum when the origin is near the plane (its direction is the plane's normal). */
-            double c[3], h;
-            for (i = 0; i < 3; ++i)
-                c[i] = (s[idx[0]].w[i] + s[idx[1]].w[i] + s[idx[2]].w[i]) / 3.0;
-            h = casdyn_cvx_dot(n, c);
-            x[0] = h * n[0];
-            x[1] = h * n[1];
-            x[2] = h * n[2];
+            /* The foot of the origin on the triangle's plane, far more accurate than a
+             * barycentric sum when the origin is near the plane (its direction is the
+             * plane's normal), and its weights from the sub-triangles' areas, which stay
+             * accurate on a long thin triangle (a segment against a face of a mesh makes
+             * them) where the Gram system's do not: a thin triangle skipped there stopped
+             * GJK 6.5e-5 above the distance. On the plane every point of the triangle has
+             * the same n . w, so the distance does not depend on the weights' rounding. */
+            if (!casdyn_cvx_foot3(s, idx, n, l, x))
+                continue;
+        } else if (m == 4) {
+            /* Whether the tetrahedron holds the origin, from the signs of the volumes with the
+             * origin in place of each vertex: robust on a flat tetrahedron, where the Gram
+             * system's weights (and their sum's distance from the origin, 4e-12 of its size
+             * on a Panda hull) once rejected one that held the origin, and GJK stopped apart
+             * at 4e-4 m with the shapes overlapping by as much. */
+            if (!casdyn_cvx_tetra_weights(s, idx, l))
+                continue;
+            x[0] = x[1] = x[2] = 0.0;
         } else {
-            memcpy(x, xs, sizeof x);
+            if (m == 3 || !casdyn_cvx_project(s, idx, m, l))
+                continue; /* a triangle without a normal: its edges stand in */
+            for (i = 0; i < m; ++i)
+                if (!(l[i] >= 0.0))
+                    break;
+            if (i < m)
+                continue;
+            /* The barycentric point. */
+            x[0] = x[1] = x[2] = 0.0;
+            for (i = 0; i < m; ++i) {
+                x[0] += l[i] * s[idx[i]].w[0];
+                x[1] += l[i] * s[idx[i]].w[1];
+                x[2] += l[i] * s[idx[i]].w[2];
+            }
             if (m == 2) {
                 /* The foot on a segment is normal to it; rounding leaves a component along
                  * it of ~eps |x|, a tilt of eps |x| / |v| when nearly touching: remove it. */
@@ -298,13 +379,6 @@ static int casdyn_cvx_closest(casdyn_cvx_vertex *s, int *k, double *lam, double 
                 x[2] -= t * e[2];
             }
         }
-        if (m == 4)
-            x[0] = x[1] = x[2] = 0.0;
-        /* A sliver's weights are unreliable: skip it (its edges or faces stand in) unless they
-         * reproduce its point. */
-        casdyn_cvx_sub(xs, x, n);
-        if (m >= 3 && !(casdyn_cvx_dot(n, n) <= 1e-24 * size))
-            continue;
         q = casdyn_cvx_dot(x, x);
         if (m == 4)
             inside = 1;
