@@ -2,7 +2,8 @@
 distance, and its Jacobian d/dq) against coal's ``distance`` over the same pairs at the same
 poses, timed side by side in one native process (benchmarks/geometry_native.cpp).
 
-    PYTHONPATH=. python benchmarks/geometry.py [--robot kuka_iiwa14] [--configs 200]
+    PYTHONPATH=. python benchmarks/geometry.py [--robot kuka_iiwa14|panda] [--configs 200]
+        [--calls 20000]
 
 coal is handed the poses (it has no kinematics); casdyn's time includes computing them from q.
 Times are the fastest of 15 rounds (20000 calls each; coal 5000), per call.
@@ -20,6 +21,7 @@ import numpy as np
 
 import casdyn
 from casdyn import geometry as g
+from casdyn.codegen import externals
 
 HERE = Path(__file__).resolve().parent
 BUILD = HERE / "build" / "geometry"
@@ -32,6 +34,17 @@ SCENES = {  # two obstacles each
         [[1, 0, 0, 0.5], [0, 1, 0, 0.0], [0, 0, 1, 0.5], [0, 0, 0, 1.0]])), LAMP),
 }
 OBSTACLES = SCENES["box"]
+
+
+def _panda():
+    """example-robot-data's Panda (as the cmeel wheel installs it beside Pinocchio) with its
+    meshes and SRDF."""
+    import pinocchio
+
+    share = Path(pinocchio.__file__).parents[4] / "share"
+    panda = share / "example-robot-data/robots/panda_description"
+    return casdyn.load_urdf(panda / "urdf/panda.urdf", package_dirs=[share],
+                            srdf=panda / "srdf/panda.srdf")
 
 
 def _prefix() -> Path:
@@ -53,7 +66,10 @@ def _shape_line(shape) -> str:
         return f"capsule {shape.radius!r} {shape.length!r}"
     if isinstance(shape, g.Box):
         return "box " + " ".join(repr(s) for s in shape.size)
-    raise SystemExit(f"the harness reads spheres, capsules and boxes, not {shape}")
+    if isinstance(shape, g.ConvexMesh):
+        return f"convex {len(shape.vertices)} " + " ".join(
+            f"{x:.17g}" for x in np.asarray(shape.vertices).ravel())
+    raise SystemExit(f"the harness reads spheres, capsules, boxes and convex meshes, not {shape}")
 
 
 def write_case(robot, obstacles, n_configs: int, path: Path) -> int:
@@ -90,6 +106,8 @@ def build(robot, obstacles, directory: Path) -> Path:
     for f in functions:
         generator.add(f)
     generator.generate(str(directory) + "/")
+    source = directory / "casdyn_geometry.c"  # with the convex-mesh routine it calls, if any
+    source.write_text(source.read_text() + externals.sources_for(functions))
     sizes = [f"-D{f.name()}_SZ_{k.upper()}={getattr(f, 'sz_' + k)()}"
              for f in functions for k in ("w", "iw")]
     if max(max(f.sz_arg(), f.sz_res()) for f in functions) > 64:
@@ -108,16 +126,20 @@ def build(robot, obstacles, directory: Path) -> Path:
 
 def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--robot", default="kuka_iiwa14")
+    parser.add_argument("--robot", default="kuka_iiwa14",
+                        help="a shipped robot, or 'panda': example-robot-data's Panda with its "
+                        "own meshes (convex hulls) and SRDF")
     parser.add_argument("--configs", type=int, default=200)
+    parser.add_argument("--calls", type=int, default=20000, help="calls per round")
     args = parser.parse_args(argv)
-    robot = casdyn.load_robot(args.robot)
+    robot = _panda() if args.robot == "panda" else casdyn.load_robot(args.robot)
     results = []
     for scene, obstacles in SCENES.items():
-        directory = BUILD / scene
+        directory = BUILD / args.robot / scene
         exe = build(robot, obstacles, directory)
         write_case(robot, obstacles, args.configs, directory / "case.txt")
-        out = json.loads(subprocess.run([str(exe), str(directory / "case.txt")], check=True,
+        out = json.loads(subprocess.run([str(exe), str(directory / "case.txt"),
+                                         str(args.calls)], check=True,
                                         capture_output=True, text=True).stdout)
         out.update(robot=args.robot, obstacles=[o.name for o in obstacles],
                    coal_over_casdyn_d=round(out["coal_ns"] / out["casdyn_d_ns"], 2),

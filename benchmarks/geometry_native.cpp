@@ -1,6 +1,7 @@
 // Side-by-side timing of collision distances: casdyn's generated C (forward kinematics, every
 // pair's signed distance, and with the Jacobian) against coal's distance() over the same pairs
-// at the same poses, in one process. Input: a text file written by benchmarks/geometry.py.
+// at the same poses, in one process. Input: a text file written by benchmarks/geometry.py, and
+// the calls per round.
 #include <coal/collision_object.h>
 #include <coal/distance.h>
 #include <coal/shape/geometric_shapes.h>
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -25,6 +27,12 @@ static std::shared_ptr<coal::ShapeBase> read_shape(std::ifstream& in) {
   in >> kind;
   if (kind == "sphere") { double r; in >> r; return std::make_shared<coal::Sphere>(r); }
   if (kind == "capsule") { double r, l; in >> r >> l; return std::make_shared<coal::Capsule>(r, l); }
+  if (kind == "convex") {  // coal's hull of the points, as Pinocchio builds a mesh's
+    unsigned int n; in >> n;
+    auto points = std::make_shared<std::vector<coal::Vec3s>>(n);
+    for (auto& p : *points) in >> p[0] >> p[1] >> p[2];
+    return std::shared_ptr<coal::ShapeBase>(coal::ConvexBase::convexHull(points, n, false));
+  }
   double x, y, z; in >> x >> y >> z;  // box
   return std::make_shared<coal::Box>(x, y, z);
 }
@@ -72,8 +80,11 @@ int main(int argc, char** argv) {
                              collision_jacobian(arg, res_j, iw.data(), w_j.data(), 0); };
   auto ours_ad = [&](int i) { arg[0] = &q[(i % n_configs) * nq];
                               collision_jacobian_ad(arg, res_j, iw.data(), w_a.data(), 0); };
-  coal::DistanceRequest request;
+  coal::DistanceRequest request;  // timed at coal's default tolerances (1e-6)
   request.enable_signed_distance = true;
+  coal::DistanceRequest exact = request;  // compared with GJK and EPA run to 1e-12
+  exact.gjk_tolerance = exact.epa_tolerance = 1e-12;
+  exact.gjk_max_iterations = exact.epa_max_iterations = 1000;
   coal::DistanceResult result;
   double sink = 0;
   auto theirs = [&](int i) {
@@ -92,14 +103,14 @@ int main(int argc, char** argv) {
       const coal::Transform3s* at = &poses[c * n_geoms];
       result.clear();
       coal::distance(shapes[pairs[k].first].get(), at[pairs[k].first],
-                     shapes[pairs[k].second].get(), at[pairs[k].second], request, result);
+                     shapes[pairs[k].second].get(), at[pairs[k].second], exact, result);
       double gap = std::abs(result.min_distance - d[k]);
       if (!(gap < 1e-6)) std::fprintf(stderr, "config %d pair %d: casdyn %g coal %g\n", c, k,
                                       d[k], result.min_distance);
       worst = std::max(worst, gap);
     }
   }
-  const int calls = 20000, rounds = 15;
+  const int calls = argc > 2 ? std::atoi(argv[2]) : 20000, rounds = 15;
   double t_d = best_ns(ours, calls, rounds), t_j = best_ns(ours_j, calls, rounds),
          t_a = best_ns(ours_ad, calls, rounds), t_c = best_ns(theirs, calls / 4, rounds);
   std::printf("{\"pairs\": %d, \"casdyn_d_ns\": %.1f, \"casdyn_d_J_ns\": %.1f, "
