@@ -167,7 +167,7 @@ def test_compiled_and_exported_libraries_hold_the_routine(tmp_path):
     assert np.max(np.abs(robot.collision_distances(q) - expected[0].ravel())) <= 1e-13
 
 
-def test_without_a_compiler_the_error_says_what_needs_one(monkeypatch):
+def test_without_a_compiler_small_pairs_use_the_graph_and_big_ones_say_why(monkeypatch):
     from casdyn.codegen import export
 
     def none(compiler=None):
@@ -175,9 +175,14 @@ def test_without_a_compiler_the_error_says_what_needs_one(monkeypatch):
 
     monkeypatch.setattr(export, "find_compiler", none)
     rng = np.random.default_rng(8)
-    a, b = (g.ConvexMesh(rng.normal(size=(50, 3))) for _ in range(2))  # never built before
+    a, b = (g.ConvexMesh(rng.normal(size=(4000, 3))) for _ in range(2))  # never built before
     with pytest.raises(ExportError, match=r"C routine compiled on first use.*no C compiler"):
         g.signed_distance(a, np.eye(4), b, np.eye(4))
+    box, other = g.Box((0.3, 0.2, 0.1)), g.Box((0.2, 0.2, 0.25))
+    assert routine_symbol(box, other) is None  # the fixed graph, no compiler needed
+    pose = random_pose(rng, 0.2)
+    assert abs(g.signed_distance(box, np.eye(4), other, pose)
+               - coal_distance(box, np.eye(4), other, pose)) <= 1e-9
 
 
 def test_forward_and_reverse_derivatives_agree_and_the_hessian_is_finite():
@@ -200,3 +205,46 @@ def test_forward_and_reverse_derivatives_agree_and_the_hessian_is_finite():
     assert np.allclose(forward, jacobian, atol=1e-14) and np.allclose(forward, fd / (2 * h),
                                                                        atol=1e-6)
     assert np.all(np.isfinite(hessian))
+
+
+
+def test_functions_in_separate_files_share_one_copy_of_the_routine(tmp_path, monkeypatch):
+    """Each large function gets a C file of its own; the routine's entry points are global
+    symbols, so they go into the first file only (twice, the link failed)."""
+    from casdyn.codegen import export
+
+    rng = np.random.default_rng(10)
+    a, b = (g.ConvexMesh(rng.normal(size=(40, 3)) * 0.1) for _ in range(2))
+    T = ca.SX.sym("T", 4, 4)
+    d = g.signed_distance(a, np.eye(4), b, T)
+    functions = [ca.Function("d", [T], [d]), ca.Function("grad", [T], [ca.gradient(d, T)])]
+    monkeypatch.setattr(export, "LARGE_FUNCTION", 1)
+    loaded = export.export_functions(functions, tmp_path, "two")
+    assert len(list(tmp_path.glob("*.c"))) == 2
+    pose = random_pose(rng, 0.3)
+    for ours, theirs in zip(loaded, functions, strict=True):
+        assert np.allclose(np.asarray(ours(pose)), np.asarray(theirs(pose)), atol=1e-14)
+
+
+def test_a_fresh_process_exports_a_deserialised_graph(tmp_path):
+    """The hulls of a graph built in one process are found by another that only loads the
+    Function (CasADi serialisation): the routine's C is kept in the compile cache."""
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(12)
+    a, b = (g.ConvexMesh(rng.normal(size=(30, 3)) * 0.1) for _ in range(2))
+    T = ca.SX.sym("T", 4, 4)
+    f = ca.Function("f", [T], [g.signed_distance(a, np.eye(4), b, T)])
+    (tmp_path / "f.casadi").write_text(f.serialize())
+    pose = random_pose(rng, 0.3)
+    np.save(tmp_path / "pose.npy", pose)
+    script = (
+        "import sys, numpy as np, casadi as ca\n"
+        "from casdyn.ocp.compiled import compiled\n"
+        f"f = ca.Function.deserialize(open({str(tmp_path / 'f.casadi')!r}).read())\n"
+        f"c = compiled(f, directory={str(tmp_path / 'ocp')!r})\n"
+        f"print(float(c(np.load({str(tmp_path / 'pose.npy')!r}))))\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert abs(float(run.stdout) - float(f(pose))) <= 1e-14

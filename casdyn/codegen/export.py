@@ -311,11 +311,15 @@ def _parts(functions: list[ca.Function], basename: str,
 
 def _generate(parts: list[tuple[str, list, int]], scratch: Path, appended: str | None,
               cut: bool = False) -> None:
-    """Each part's C in ``scratch``, CasADi's helpers private, ``appended`` at the end of
-    the first; one header ``<first part>.h`` declaring everything. ``cut``: the long
+    """Each part's C in ``scratch``, CasADi's helpers private, the external routines the
+    functions call (:mod:`casdyn.codegen.externals`) and ``appended`` at the end of the
+    first; one header ``<first part>.h`` declaring everything. ``cut``: the long
     functions of the files compiled with :data:`LARGE_FUNCTION_FLAGS` cut into parts
     (:func:`casdyn.codegen.split.split_functions`, see :data:`CUT_PORTABLE`)."""
     header = scratch / f"{parts[0][0]}.h"
+    # the external routines the functions call, once (in the first file): their entry
+    # points are global symbols
+    routines = externals.sources_for([f for _, functions, _ in parts for f in functions])
     for k, (name, functions, size) in enumerate(parts):
         generator = ca.CodeGenerator(f"{name}.c", {"with_header": True})
         for function in functions:
@@ -326,7 +330,7 @@ def _generate(parts: list[tuple[str, list, int]], scratch: Path, appended: str |
         text = private_helpers(source.read_text())
         if cut and LARGE_FUNCTION <= size < HUGE_FUNCTION:
             text = split.split_functions(text)
-        source.write_text(text + externals.sources_for(functions) + extra)
+        source.write_text(text + (routines if k == 0 else "") + extra)
         if k > 0:
             own = scratch / f"{name}.h"
             header.write_text(header.read_text() + own.read_text())

@@ -15,6 +15,10 @@ import casadi as ca
 
 _WRITERS: dict[str, Callable[[set[str]], str]] = {}
 
+# the modules that register writers, by prefix: imported when a graph calls one of theirs (a
+# Function deserialised in a process that has not built such a graph itself)
+_MODULES = {"casdyn_convex_": "casdyn.geometry.convex_routine"}
+
 
 def register(prefix: str, write: Callable[[set[str]], str]) -> None:
     """``write(symbols)``: the C defining the external routines ``symbols`` (each starting
@@ -25,7 +29,14 @@ def register(prefix: str, write: Callable[[set[str]], str]) -> None:
 def sources_for(functions: Iterable[ca.Function]) -> str:
     """The C of every registered routine that ``functions`` (or the Functions they call)
     call; empty where they call none."""
+    import importlib
+
     called: dict[str, set[str]] = {}
+    functions = list(functions)
+    names = {inner.name() for f in functions for inner in [f, *f.find_functions()]}
+    for prefix, module in _MODULES.items():
+        if prefix not in _WRITERS and any(n.startswith(prefix) for n in names):
+            importlib.import_module(module)
     for function in functions:
         for inner in [function, *function.find_functions()]:
             for prefix in _WRITERS:

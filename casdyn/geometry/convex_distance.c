@@ -65,8 +65,15 @@
 #define CASDYN_CVX_UNUSED
 #endif
 
+/* EPA's polytope lives on the stack: about 200 kB with these caps. A program with smaller
+ * thread stacks may define smaller ones before including this file (EPA then stops earlier on
+ * very detailed hulls, returning its best bound; Panda-sized hulls need about 20 vertices). */
+#ifndef CASDYN_CVX_MAX_VERTS
 #define CASDYN_CVX_MAX_VERTS 1000
+#endif
+#ifndef CASDYN_CVX_MAX_FACES
 #define CASDYN_CVX_MAX_FACES 2000
+#endif
 #define CASDYN_CVX_GJK_ITERATIONS 1000
 #define CASDYN_CVX_TOL 1e-12   /* stopping tolerance, relative to the problem's size */
 #define CASDYN_CVX_ZERO 1e-14  /* |v| below this (relative) counts as touching: go to EPA */

@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
-import tempfile
 import threading
 from pathlib import Path
 
@@ -39,7 +37,7 @@ import casadi as ca
 import numpy as np
 
 from ..codegen import externals
-from ..errors import ExportError
+from ..errors import CasdynError, ExportError
 
 PREFIX = "casdyn_convex_"
 ROUTINE = Path(__file__).with_name("convex_distance.c")
@@ -55,7 +53,8 @@ def symbol(vertices_a: np.ndarray, vertices_b: np.ndarray) -> str:
     registered, so that :func:`sources_for` can write its C later."""
     a = np.ascontiguousarray(vertices_a, dtype=float)
     b = np.ascontiguousarray(vertices_b, dtype=float)
-    digest = hashlib.sha256(a.tobytes() + b"|" + b.tobytes()).hexdigest()[:16]
+    digest = hashlib.sha256(f"{a.shape} {b.shape}".encode() + a.tobytes() + b.tobytes())
+    digest = digest.hexdigest()[:16]
     name = PREFIX + digest
     with _lock:
         _vertices.setdefault(name, (a, b))
@@ -141,52 +140,63 @@ def _numbers(values: np.ndarray) -> str:
     return ", ".join(float(x).hex() for x in values.ravel())
 
 
+def _folder() -> Path:
+    from ..codegen.cache_dir import cache_directory
+
+    return cache_directory() / "convex"
+
+
 def entry_source(name: str) -> str:
-    """The C of the entry point ``name`` (its hulls' tables, the function, its sparsity)."""
-    a, b = _vertices[name]
-    return _ENTRY.format(name=name, na=len(a), nb=len(b), la=a.size, lb=b.size,
-                         a=_numbers(a), b=_numbers(b))
+    """The C of the entry point ``name`` (its hulls' tables, the function, its sparsity):
+    written from the hulls registered in this process, else read from the compile cache,
+    where every built entry is kept (a graph built in another process, then deserialised)."""
+    if name in _vertices:
+        a, b = _vertices[name]
+        return _ENTRY.format(name=name, na=len(a), nb=len(b), la=a.size, lb=b.size,
+                             a=_numbers(a), b=_numbers(b))
+    kept = _folder() / f"{name}.c"
+    if kept.is_file():
+        return kept.read_text()
+    raise CasdynError(f"a graph calls the convex-mesh distance routine {name}, whose hulls "
+                      f"are neither known to this process nor kept in {_folder()}: build "
+                      "the Function again in this process")
 
 
 def source(names) -> str:
-    """A C file for the entry points ``names`` (registered by :func:`symbol`): the routine
-    once, then each entry."""
+    """A C file for the entry points ``names``: the routine once, then each entry."""
     return "\n".join([ROUTINE.read_text(), _COMMON, *(entry_source(n) for n in sorted(names))])
 
 
+def compiler_available() -> bool:
+    """Whether a C compiler is found (:func:`casdyn.codegen.export.find_compiler`)."""
+    from ..codegen.export import find_compiler
+
+    try:
+        find_compiler()
+    except ExportError:
+        return False
+    return True
+
+
 def _library(names: list[str]) -> Path:
-    """The shared library holding the entry points ``names``, from the compile cache or built
-    now (atomically: another process never loads half a file)."""
-    from ..codegen.cache_dir import cache_directory
+    """The shared library holding the entry points ``names``, from the compile cache or
+    built now; each entry's C is kept beside it (see :func:`entry_source`)."""
+    from ..codegen.cache_dir import built_library
     from ..codegen.export import find_compiler
 
     try:
         cc = find_compiler()
     except ExportError as exc:
-        raise ExportError(f"the distance between two detailed convex meshes is computed by a C "
-                          f"routine compiled on first use: {exc}") from None
-    text = source(names)
-    key = hashlib.sha256("\0".join([text, cc, *FLAGS]).encode()).hexdigest()[:16]
-    folder = cache_directory() / "convex"
-    library = folder / f"libcasdyn_convex_{key}.so"
-    if library.is_file():
-        return library
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=folder) as scratch:
-            c_file = Path(scratch) / "convex.c"
-            c_file.write_text(text)
-            built = Path(scratch) / library.name
-            run = subprocess.run([cc, *FLAGS, str(c_file), "-o", str(built), "-lm"],
-                                 capture_output=True, text=True)
-            if run.returncode != 0:
-                raise ExportError(f"compiling the convex-mesh distance routine failed "
-                                  f"({cc}): {run.stderr.strip()[-1500:]}")
-            os.replace(built, library)
-    except OSError as exc:
-        raise ExportError(f"the compile cache {folder} cannot be used for the convex-mesh "
-                          f"distance routine: {exc.strerror or exc}; set CASDYN_CACHE to a "
-                          "writable directory") from None
+        raise ExportError(f"the distance between these shapes (a detailed convex mesh) is "
+                          f"computed by a C routine compiled on first use: {exc}") from None
+    library = built_library(source(names), "casdyn_convex", _folder(), cc, FLAGS,
+                            "the convex-mesh distance routine")
+    for name in names:
+        kept = _folder() / f"{name}.c"
+        if not kept.is_file():
+            partial = kept.with_name(f".{kept.name}.{os.getpid()}")
+            partial.write_text(entry_source(name))
+            os.replace(partial, kept)
     return library
 
 

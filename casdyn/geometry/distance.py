@@ -13,13 +13,14 @@ so every direction gives a lower bound. The cores' distances are, pair by pair:
 
 * plane and anything: g at the plane's normal (the whole formula, closed form);
 * point, segment: their Euclidean distances (point-point, point-segment, segment-segment);
-  a point against a box or a cylinder: the closed-form signed distance of the point;
+  a point against a box or a cylinder: the closed-form signed distance of the point; a
+  segment against a box: separating axes and closest features in the box's axes;
 * a point, a segment, a box or a convex mesh against a convex mesh, and two boxes: the
   compiled routine of :mod:`casdyn.geometry.convex_routine` (GJK apart, EPA overlapping),
   whose normal and witness points give ``d = n . (x_b - x_a)`` in the graph;
-* a point or a segment against a box (and, as the tests' reference, the pairs above): D is
-  a polytope whose face normals are the faces of each and the cross products of their edge
-  directions. When they
+* the pairs above as a fixed graph (the tests' independent reference, and what stands in
+  where no C compiler is found and the graph stays small): D is a polytope whose face
+  normals are the faces of each and the cross products of their edge directions. When they
   overlap, the largest g over those normals is exact (the separating axis theorem with
   depths); when that largest g is positive they are apart, and the distance is the smallest
   over the closest-feature pairs, which is exact there: each vertex's distance to the other
@@ -45,7 +46,7 @@ compiled library); their gradient is that of the witness points.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 
 import casadi as ca
@@ -54,74 +55,10 @@ import numpy as np
 from ..errors import InputError
 from . import convex_routine, cylinders
 from . import primitives as pr
-from .hull import Hull, convex_hull
-from .shapes import Box, Capsule, ConvexMesh, Cylinder, Mesh, Plane, Sphere, _pose, _shape
+from .cores import _Core, _core
+from .shapes import Mesh, _pose, _shape
 
 _RANK = {"plane": 0, "point": 1, "segment": 2, "box": 3, "polytope": 4, "cylinder": 5}
-
-
-@dataclass(frozen=True, eq=False)
-class _Polytope:
-    """The constant data of a polytope core in its own frame (3 x k DM matrices)."""
-
-    vertices: ca.DM  # 3 x n
-    edge_start: ca.DM  # 3 x e
-    edge_vector: ca.DM  # 3 x e
-    directions: ca.DM  # 3 x k, the distinct edge directions (up to sign)
-    normals: ca.DM  # 3 x f, the distinct face normals
-    offsets: ca.DM  # 1 x f, normals' x <= offsets inside
-    tri_point: ca.DM  # 3 x t, a vertex of each triangle
-    tri_normal: ca.DM  # 3 x t
-    tri_sides: tuple  # three (3 x t normals, 1 x t offsets): the triangle's in-plane sides
-
-
-def _polytope(hull: Hull) -> _Polytope:
-    v = hull.vertices
-    start, end = v[hull.edges[:, 0]], v[hull.edges[:, 1]]
-    directions: list[np.ndarray] = []
-    for d in end - start:
-        d = d / np.linalg.norm(d)
-        if all(abs(d @ k) < 1 - 1e-9 for k in directions):
-            directions.append(d)
-    a, b, c = (v[hull.triangles[:, i]] for i in range(3))
-    normal = np.cross(b - a, c - a)
-    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
-    sides = []
-    for p, q in ((a, b), (b, c), (c, a)):
-        outward = np.cross(q - p, normal)  # in the triangle's plane, away from its inside
-        outward /= np.linalg.norm(outward, axis=1, keepdims=True)
-        sides.append((ca.DM(outward.T), ca.DM(np.einsum("ij,ij->i", outward, p)[None, :])))
-    return _Polytope(ca.DM(v.T), ca.DM(start.T), ca.DM((end - start).T),
-                     ca.DM(np.array(directions).T), ca.DM(hull.normals.T),
-                     ca.DM(hull.offsets[None, :]), ca.DM(a.T), ca.DM(normal.T), tuple(sides))
-
-
-@dataclass(frozen=True, eq=False)
-class _Core:
-    kind: str
-    radius: float = 0.0
-    half: tuple = ()  # box half extents; (half length,) of a segment; (r, half length) cylinder
-    poly: _Polytope | None = None
-    plane: tuple = ()  # (normal (3,), offset)
-
-
-@lru_cache(maxsize=256)
-def _core(shape) -> _Core:
-    if isinstance(shape, Sphere):
-        return _Core("point", shape.radius)
-    if isinstance(shape, Capsule):
-        return _Core("segment", shape.radius, (shape.length / 2,))
-    if isinstance(shape, Box):
-        half = tuple(s / 2 for s in shape.size)
-        corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
-        return _Core("box", 0.0, half, _polytope(convex_hull(corners * half)))
-    if isinstance(shape, ConvexMesh):
-        return _Core("polytope", 0.0, (), _polytope(shape.hull))
-    if isinstance(shape, Cylinder):
-        return _Core("cylinder", 0.0, (shape.radius, shape.length / 2))
-    if isinstance(shape, Plane):
-        return _Core("plane", 0.0, (), None, (np.array(shape.normal), shape.offset))
-    raise InputError(f"no signed distance for a {type(shape).__name__}")
 
 
 # --- the cores placed in the world: R (3x3), p (3x1) of the pose -----------------------------
@@ -372,13 +309,26 @@ def _polygon_corners(points: np.ndarray) -> list[int]:
 # are two boxes (13k instructions as a graph): the Panda's 78 distances with a box obstacle
 # took 302 us with their Jacobian, 109 us with the routine. A point or a segment against a box
 # keeps its closed form (a capsule against a box: 924 instructions, faster than the routine's
-# call). The fixed graph serves as the independent reference in the tests (``routine=False``).
+# call). The fixed graph serves as the independent reference in the tests (``routine=False``)
+# and stands in without a C compiler (below).
+
+
+# Without a C compiler the fixed graph stands in where it stays buildable: two polytopes with
+# at most this many pairs of edge directions (81 x 114 directions, 9,234 pairs, build in
+# 5.7 s; a Panda link pair, 102 and 152 hull vertices, took over 2 minutes), and a point or a
+# segment against any polytope.
+MAX_DIRECTION_PAIRS = 10_000
 
 
 def _by_routine(a: _Core, b: _Core) -> bool:
     """Whether the pair ``_RANK[a.kind] <= _RANK[b.kind]`` goes to the compiled routine."""
-    return (b.kind == "polytope" and a.kind in ("point", "segment", "box", "polytope")) or \
-        (a.kind == "box" and b.kind == "box")
+    if not ((b.kind == "polytope" and a.kind in ("point", "segment", "box", "polytope"))
+            or (a.kind == "box" and b.kind == "box")):
+        return False
+    if convex_routine.compiler_available():
+        return True
+    return a.kind in ("box", "polytope") and \
+        a.poly.directions.shape[1] * b.poly.directions.shape[1] > MAX_DIRECTION_PAIRS
 
 
 def _points(core: _Core) -> np.ndarray:

@@ -11,18 +11,14 @@ compiling.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import subprocess
-import tempfile
 from pathlib import Path
 
 import casadi as ca
 
 from casdyn.codegen import externals
-from casdyn.codegen.cache_dir import cache_directory
+from casdyn.codegen.cache_dir import built_library, cache_directory
 from casdyn.codegen.export import find_compiler
-from casdyn.errors import CasdynError
 
 DEFAULT_FLAGS = ("-O2", "-march=native", "-fPIC", "-shared")
 
@@ -47,18 +43,6 @@ def compiled(function: ca.Function, *, flags: tuple[str, ...] = DEFAULT_FLAGS,
     if with_derivatives:
         generator.add(function.jacobian())
     source = generator.dump() + externals.sources_for([function])
-    key = hashlib.sha256("\0".join([source, compiler, *flags]).encode()).hexdigest()[:16]
     folder = Path(directory) if directory is not None else cache_directory() / "ocp"
-    library = folder / f"lib{name}_{key}.so"
-    if not library.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=folder) as scratch:
-            c_file = Path(scratch) / f"{name}.c"
-            c_file.write_text(source)
-            built = Path(scratch) / library.name
-            run = subprocess.run([compiler, *flags, str(c_file), "-o", str(built), "-lm"],
-                                 capture_output=True, text=True)
-            if run.returncode != 0:
-                raise CasdynError(f"compiling {name!r} failed: {run.stderr.strip()[-2000:]}")
-            os.replace(built, library)  # atomic: another process never loads half a file
+    library = built_library(source, name, folder, compiler, flags, repr(name))
     return ca.external(name, str(library))
