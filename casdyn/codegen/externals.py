@@ -31,15 +31,11 @@ def sources_for(functions: Iterable[ca.Function]) -> str:
     call; empty where they call none."""
     import importlib
 
-    called: dict[str, set[str]] = {}
-    functions = list(functions)
-    names = {inner.name() for f in functions for inner in [f, *f.find_functions()]}
+    names = {inner.name() for function in functions
+             for inner in [function, *function.find_functions()]}
     for prefix, module in _MODULES.items():
         if prefix not in _WRITERS and any(n.startswith(prefix) for n in names):
             importlib.import_module(module)
-    for function in functions:
-        for inner in [function, *function.find_functions()]:
-            for prefix in _WRITERS:
-                if inner.name().startswith(prefix):
-                    called.setdefault(prefix, set()).add(inner.name())
-    return "\n".join(_WRITERS[prefix](names) for prefix, names in sorted(called.items()))
+    called = {prefix: {n for n in names if n.startswith(prefix)} for prefix in _WRITERS}
+    return "\n".join(_WRITERS[prefix](found) for prefix, found in sorted(called.items())
+                     if found)

@@ -172,12 +172,24 @@ static void casdyn_cvx_support(const casdyn_cvx_pair *p, const double *d, casdyn
     casdyn_cvx_sub(xb, xa, out->w);
 }
 
+/* x scaled to unit length; returns 0 (x unchanged) when its length is 0 or not finite. */
+static int casdyn_cvx_normalize(double *x)
+{
+    double len = sqrt(casdyn_cvx_dot(x, x));
+    if (!(len > 0.0) || !(len < DBL_MAX))
+        return 0;
+    x[0] /= len;
+    x[1] /= len;
+    x[2] /= len;
+    return 1;
+}
+
 /* The unit normal n of the triangle x0 x1 x2 (counter-clockwise seen from where n points);
  * returns 0 when it has no area. e1 x e2 = e1 x e3 = e2 x e3 for the edges e1 = x1 - x0,
  * e2 = x2 - x0, e3 = x2 - x1: the product of the two shorter edges is the most accurate. */
 static int casdyn_cvx_normal3(const double *x0, const double *x1, const double *x2, double *n)
 {
-    double e1[3], e2[3], e3[3], a1, a2, a3, len;
+    double e1[3], e2[3], e3[3], a1, a2, a3;
     casdyn_cvx_sub(x1, x0, e1);
     casdyn_cvx_sub(x2, x0, e2);
     casdyn_cvx_sub(x2, x1, e3);
@@ -190,13 +202,7 @@ static int casdyn_cvx_normal3(const double *x0, const double *x1, const double *
         casdyn_cvx_cross(e1, e3, n);
     else
         casdyn_cvx_cross(e1, e2, n);
-    len = sqrt(casdyn_cvx_dot(n, n));
-    if (!(len > 0.0) || !(len < DBL_MAX))
-        return 0;
-    n[0] /= len;
-    n[1] /= len;
-    n[2] /= len;
-    return 1;
+    return casdyn_cvx_normalize(n);
 }
 
 /* Barycentric coordinates lam of the projection of the origin on the affine hull of the m
@@ -442,17 +448,6 @@ static double casdyn_cvx_signed(const casdyn_cvx_pair *p, const double *normal, 
     casdyn_cvx_world(p->pb, wb, xb);
     casdyn_cvx_sub(xb, xa, g);
     return casdyn_cvx_dot(normal, g);
-}
-
-static int casdyn_cvx_normalize(double *x)
-{
-    double len = sqrt(casdyn_cvx_dot(x, x));
-    if (!(len > 0.0) || !(len < DBL_MAX))
-        return 0;
-    x[0] /= len;
-    x[1] /= len;
-    x[2] /= len;
-    return 1;
 }
 
 /* A unit vector perpendicular to the nonzero vector e. */

@@ -50,7 +50,7 @@ _loaded: dict[str, ca.Function] = {}
 
 def symbol(vertices_a: np.ndarray, vertices_b: np.ndarray) -> str:
     """The C symbol of the routine for hulls with these vertices ((n, 3) arrays, own frames);
-    registered, so that :func:`sources_for` can write its C later."""
+    registered, so that :func:`source` can write its C later."""
     a = np.ascontiguousarray(vertices_a, dtype=float)
     b = np.ascontiguousarray(vertices_b, dtype=float)
     digest = hashlib.sha256(f"{a.shape} {b.shape}".encode() + a.tobytes() + b.tobytes())
