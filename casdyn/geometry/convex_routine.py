@@ -29,7 +29,6 @@ casdyn's compile cache; ``compile()`` and ``export_c`` put its C into the genera
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from pathlib import Path
 
@@ -141,9 +140,14 @@ def _numbers(values: np.ndarray) -> str:
 
 
 def _folder() -> Path:
-    from ..codegen.cache_dir import cache_directory
+    from ..codegen.cache_dir import trusted_folder
 
-    return cache_directory() / "convex"
+    try:
+        return trusted_folder("convex")
+    except OSError as exc:
+        raise ExportError(f"the compile cache cannot be used for the convex-mesh distance "
+                          f"routine: {exc.strerror or exc}; set CASDYN_CACHE to a writable "
+                          "directory") from None
 
 
 def entry_source(name: str) -> str:
@@ -154,8 +158,10 @@ def entry_source(name: str) -> str:
         a, b = _vertices[name]
         return _ENTRY.format(name=name, na=len(a), nb=len(b), la=a.size, lb=b.size,
                              a=_numbers(a), b=_numbers(b))
+    from ..codegen.cache_dir import verified
+
     kept = _folder() / f"{name}.c"
-    if kept.is_file():
+    if verified(kept):  # a file cut short or foreign is as good as none
         return kept.read_text()
     raise CasdynError(f"a graph calls the convex-mesh distance routine {name}, whose hulls "
                       f"are neither known to this process nor kept in {_folder()}: build "
@@ -181,7 +187,7 @@ def compiler_available() -> bool:
 def _library(names: list[str]) -> Path:
     """The shared library holding the entry points ``names``, from the compile cache or
     built now; each entry's C is kept beside it (see :func:`entry_source`)."""
-    from ..codegen.cache_dir import built_library
+    from ..codegen.cache_dir import built_library, verified, write_file
     from ..codegen.export import find_compiler
 
     try:
@@ -189,14 +195,14 @@ def _library(names: list[str]) -> Path:
     except ExportError as exc:
         raise ExportError(f"the distance between these shapes (a detailed convex mesh) is "
                           f"computed by a C routine compiled on first use: {exc}") from None
-    library = built_library(source(names), "casdyn_convex", _folder(), cc, FLAGS,
+    folder = _folder()
+    library = built_library(source(names), "casdyn_convex", folder, cc, FLAGS,
                             "the convex-mesh distance routine")
     for name in names:
-        kept = _folder() / f"{name}.c"
-        if not kept.is_file():
-            partial = kept.with_name(f".{kept.name}.{os.getpid()}")
-            partial.write_text(entry_source(name))
-            os.replace(partial, kept)
+        kept = folder / f"{name}.c"
+        if not verified(kept):
+            text = entry_source(name)
+            write_file(kept, lambda scratch, text=text: scratch.write_text(text))
     return library
 
 
@@ -207,9 +213,11 @@ def prepare(names) -> None:
         missing = sorted({n for n in names if n not in _loaded})
         if not missing:
             return
-        library = str(_library(missing))
-        for name in missing:
-            _loaded[name] = ca.external(name, library)
+        from ..codegen.cache_dir import load_externals
+
+        loaded = load_externals(missing, lambda: _library(missing),
+                                "the convex-mesh distance routine")
+        _loaded.update(zip(missing, loaded, strict=True))
 
 
 def routine(vertices_a: np.ndarray, vertices_b: np.ndarray) -> ca.Function:
