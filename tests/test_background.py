@@ -4,6 +4,7 @@ background (casdyn.codegen.background), swapped in when ready, never waited for.
 from __future__ import annotations
 
 import logging
+import os
 
 import numpy as np
 import pytest
@@ -124,3 +125,51 @@ def test_without_a_compiler_nothing_is_tried(auto, monkeypatch):
     assert background.wait(120)
     assert robot.compiled_functions == () and not auto.exists()
     background._the_worker().unavailable = None  # other tests may have a compiler again
+
+
+EXITS_MID_BUILD = """
+import threading
+import numpy as np
+import casdyn
+from casdyn.codegen import export
+
+build = export._compile
+
+
+def after_exit(*args, **kwargs):
+    threading.main_thread().join()  # the script has ended: the interpreter is shutting down
+    return build(*args, **kwargs)
+
+
+export._compile = after_exit
+robot = casdyn.load_robot("ur5e")
+q = robot.home_configuration()
+for _ in range(casdyn.codegen.background.AFTER_CALLS):
+    robot.inverse_dynamics(q)
+print("script done")
+"""
+
+
+def test_a_script_ending_during_a_background_build_exits_quietly(tmp_path):
+    """The build under way meets the interpreter's shutdown (its compiler pool refuses new
+    work): nothing is printed, and the next process finds the cache without half a library
+    and compiles into it."""
+    import subprocess
+    import sys
+
+    cache = tmp_path / "cache"
+    env = {**os.environ, "CASDYN_COMPILE": "1", "CASDYN_CACHE": str(cache)}
+    run = subprocess.run([sys.executable, "-c", EXITS_MID_BUILD], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "script done"
+    assert run.stderr == ""
+    libraries = sorted(p.name for p in cache.glob("lib*")) if cache.exists() else []
+    assert all(f"{name}.sha256" in libraries for name in libraries if name.endswith(".so"))
+    assert not [p for p in cache.glob(".casdyn-*")] if cache.exists() else True
+    next_run = subprocess.run(
+        [sys.executable, "-c", EXITS_MID_BUILD.replace("export._compile = after_exit", "")
+         + "casdyn.codegen.background.wait(300); print(robot.compiled_functions)"],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert next_run.returncode == 0 and next_run.stderr == "", next_run.stderr
+    assert "inverse_dynamics_nofext" in next_run.stdout

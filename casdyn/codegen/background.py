@@ -34,7 +34,8 @@ LARGEST = 20_000
 
 # On exit the process waits this long [s] for a build under way, so that the compiler's
 # scratch files are cleaned up (the cache stays consistent either way: libraries are moved
-# into place whole)
+# into place whole, then sealed with their digest). A build that the exit cuts short is
+# given up without a word; the next process builds it.
 EXIT_WAIT = 10.0
 
 logger = logging.getLogger("casdyn")
@@ -63,15 +64,24 @@ class _Worker:
         self.jobs.put(None)
         self.thread.join(EXIT_WAIT)
 
+    def _exiting(self) -> bool:
+        """Whether the interpreter is shutting down: the main thread has ended (Python then
+        refuses new work to thread pools, the compiler's among them) or exit has begun."""
+        return self.stopping.is_set() or not threading.main_thread().is_alive()
+
     def _run(self) -> None:
         while True:
             job = self.jobs.get()
             try:
-                if job is not None and not self.stopping.is_set() and not self.unavailable:
+                if job is not None and not self._exiting() and not self.unavailable:
                     self._build(*job)
             except Exception as exc:  # a failed build is never an error
-                self._log_once(f"casdyn: compiling in the background failed ({exc}); numeric "
-                               "calls keep the SX path (CASDYN_COMPILE=0 turns this off)")
+                if self._exiting():  # cut short by the exit: the cache holds no part of it
+                    logger.debug("casdyn: a background build stopped at exit (%s)", exc)
+                else:
+                    self._log_once(f"casdyn: compiling in the background failed ({exc}); "
+                                   "numeric calls keep the SX path (CASDYN_COMPILE=0 turns "
+                                   "this off)")
             finally:
                 self.jobs.task_done()
             if job is None:
