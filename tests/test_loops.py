@@ -88,6 +88,17 @@ TWO_ARMS = "".join([
 TWO_ARMS_LOOPS = [Loop("left3", "right3", "6d", (0.0, 0.0, 0.2), (0.0, 0.05, 0.2),
                        tuple(pin.rpy.rpyToMatrix(0.0, 0.0, np.pi).ravel()))]
 
+# the four-bar in one plane: every joint turns about z, so the point loop's z row is zero
+# whatever q (3 constraints, 2 independent: the loop is redundant)
+PLANAR_FOUR_BAR = "".join([
+    '<robot name="planar_four_bar"><link name="ground"/>',
+    _link("crank", 1.0, "0.05 0 0"), _link("coupler", 2.0, "0.2 0 0"),
+    _link("rocker", 1.5, "0 0.15 0"),
+    _joint("crank_joint", "ground", "crank", "0 0 0", "0 0 1"),
+    _joint("coupler_joint", "crank", "coupler", "0.1 0 0", "0 0 1"),
+    _joint("rocker_joint", "ground", "rocker", "0.4 0 0", "0 0 1"),
+    "</robot>"])
+
 CASES = {"four_bar": (FOUR_BAR, FOUR_BAR_LOOPS, np.array([0.3, 0.5, 1.2, 0.2])),
          "parallel_ankle": (ANKLE, ANKLE_LOOPS, np.array(
              [0.2, -0.4, 0.3, 0.1, 0.4, -0.3, 0.0, -0.2, 0.3, 0.0])),
@@ -221,6 +232,85 @@ def test_inverse_dynamics_of_the_parallel_ankle_recovers_the_motor_torques():
     tau_back, forces_back = robot.loop_inverse_dynamics(q, qd, qdd, actuated=ANKLE_ACTUATED)
     assert_close(tau_back, tau, rtol=1e-8)
     assert_close(forces_back, forces, rtol=1e-8)
+
+
+def _loop_inverse_problem(robot, q, qd, qdd, actuated):
+    """NumPy's ``(A, b)`` of the inverse problem ``A [tau_a; lambda] = b``:
+    ``A = [S, J^T]`` with ``J`` the closure residual's Jacobian (the loops' relative
+    Jacobian for point loops) and ``b`` the open tree's inverse dynamics."""
+    _, J = robot.loop_residual(q)
+    S = np.eye(robot.nv)[:, [robot.joint_names.index(name) for name in actuated]]
+    return np.hstack([S, J.T]), robot.inverse_dynamics(q, qd, qdd)
+
+
+def test_inverse_dynamics_refuses_a_redundant_loop_as_the_forward_one_does():
+    """The planar four-bar's point loop has a zero row: its force along z is not unique,
+    whichever joints are actuated (all: the torques trade off with the loop forces too)."""
+    robot = casdyn.load_urdf(PLANAR_FOUR_BAR, loops=FOUR_BAR_LOOPS)
+    q = closed(robot, np.array([0.3, 0.5, 1.2]))
+    qd, qdd = np.array([0.4, -0.3, 0.2]), np.array([1.0, -2.0, 0.5])
+    for actuated in (robot.joint_names, ()):
+        with pytest.raises(casdyn.ModelError, match=r"redundant loops: loop point .* 'coupler'"):
+            robot.loop_inverse_dynamics(q, qd, qdd, actuated=actuated)
+    with pytest.raises(casdyn.ModelError, match="redundant"):
+        robot.loop_dynamics(q, qd, np.zeros(3))
+
+
+def test_inverse_dynamics_refuses_actuation_that_leaves_the_forces_undetermined():
+    """The spatial four-bar has one free motion: actuating every joint (or the tilt, which
+    the loop holds still) lets torques and loop forces trade off."""
+    robot = casdyn.load_urdf(FOUR_BAR, loops=FOUR_BAR_LOOPS)
+    q = closed(robot, CASES["four_bar"][2])
+    qd, _ = _state(robot, q)
+    for actuated, named in ((robot.joint_names, "'crank_joint', 'coupler_joint'"),
+                            (["rocker_tilt"], "'rocker_tilt'")):
+        with pytest.raises(casdyn.InputError,
+                           match=rf"actuated=\[{named}.*\] leaves the forces undetermined"):
+            robot.loop_inverse_dynamics(q, qd, np.zeros(4), actuated=actuated)
+
+
+def test_inverse_dynamics_without_actuation_are_the_passive_motions_loop_forces():
+    robot = casdyn.load_urdf(FOUR_BAR, loops=FOUR_BAR_LOOPS)
+    q = closed(robot, CASES["four_bar"][2])
+    qd, _ = _state(robot, q)
+    qdd, forces = robot.loop_dynamics(q, qd, np.zeros(4))
+    tau, forces_back = robot.loop_inverse_dynamics(q, qd, qdd, actuated=())
+    assert_close(tau, np.zeros(4))
+    assert_close(forces_back, forces, rtol=1e-8)
+
+
+def test_inverse_dynamics_at_a_singular_configuration_is_the_least_norm_solution():
+    """The spatial four-bar at its dead point for the rocker (crank and coupler in line:
+    turning them together leaves the rocker still, so ``A = [S, J^T]`` is singular): the
+    least-squares solution of least norm, NumPy's, which for a reachable ``qdd`` is exact
+    (the forward dynamics of its torque give ``qdd`` back)."""
+    robot = casdyn.load_urdf(FOUR_BAR, loops=FOUR_BAR_LOOPS)
+    q = np.array([0.3, 0.0, 1.2, -0.2])  # coupler_joint = 0: crank and coupler in line
+    free = [0, 2, 3]
+    for _ in range(50):
+        r, J = robot.loop_residual(q)
+        q[free] -= np.linalg.solve(J[:, free], r)
+    assert np.max(np.abs(robot.loop_residual(q)[0])) < 1e-12
+    actuated = ["rocker_joint"]
+    rocker = robot.joint_names.index("rocker_joint")
+    qd, _ = _state(robot, q)
+    tau = np.zeros(4)
+    tau[rocker] = 0.7
+    qdd, _ = robot.loop_dynamics(q, qd, tau)
+    A, b = _loop_inverse_problem(robot, q, qd, qdd, actuated)
+    assert np.linalg.svd(A, compute_uv=False)[-1] < 1e-12
+    for motion in (qdd, np.array([1.0, -2.0, 0.5, 0.3])):  # reachable, and not
+        A, b = _loop_inverse_problem(robot, q, qd, motion, actuated)
+        expected = np.linalg.lstsq(A, b, rcond=1e-10)[0]
+        tau_back, forces_back = robot.loop_inverse_dynamics(q, qd, motion, actuated=actuated)
+        # along the singular direction the solve stays at zero to about 1e-6 (its damping)
+        assert_close(tau_back[rocker], expected[0], rtol=1e-5)
+        assert_close(np.delete(tau_back, rocker), np.zeros(3))
+        assert_close(forces_back[0], expected[1:], rtol=1e-5)
+        if motion is qdd:  # that direction moves nothing: the motion comes back exactly
+            qdd_back, forces = robot.loop_dynamics(q, qd, tau_back)
+            assert_close(qdd_back, qdd, rtol=1e-10)
+            assert_close(forces, forces_back, rtol=1e-10)
 
 
 def test_contacts_and_loops_are_held_together():

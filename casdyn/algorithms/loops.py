@@ -16,6 +16,7 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 
+from ..math.factorization import LDLT
 from ..math.spatial import SX
 from ..model.loops import Loop
 from ..model.tree import Model
@@ -42,6 +43,38 @@ def loop_rows(model: Model, q: SX, qd: SX, loops: tuple[Loop, ...]) -> tuple[SX,
         rows.append(loop.rows(J))
         drifts.append(loop.rows(drift))
     return ca.vertcat(*rows), ca.vertcat(*drifts)
+
+
+# proximal least squares: the damping relative to the mean of diag(A^T A), and its passes
+DAMPING = 1e-10
+PASSES = 4
+
+
+def minimum_norm_least_squares(A: SX, b: SX) -> SX:
+    """``x`` (n x 1) minimising ``|A x - b|`` for ``A`` (m x n) and ``b`` (m x 1), and of
+    those the one of least ``|x|``: the exact solution where ``A`` has full column rank,
+    ``pinv(A) b`` where it is singular.
+
+    Proximal (damped) least squares, as Pinocchio's constraint solver:
+    ``x_(k+1) = (A^T A + mu I)^-1 (A^T b + mu x_k)`` from ``x_0 = 0``, ``mu`` = DAMPING times
+    the mean of ``diag(A^T A)`` (about the square of ``A``'s typical singular value). Each
+    pass multiplies the error along a singular value ``s`` of ``A`` by ``mu / (mu + s^2)``:
+    for ``s`` above 1e-3 of the typical one the PASSES passes leave less than 1e-16 of it,
+    at 1e-4 about 1e-8; along ``s = 0`` the iterate stays at 0 up to rounding (about 1e-6
+    of ``|x|``: the rounding of ``A^T b`` over ``mu``, once per pass), which makes it the
+    least-norm solution. Within about 1e-5 of a singular configuration (``s`` relative)
+    the result is damped towards the least-norm one. Nothing is divided by a quantity
+    that can vanish: ``A^T A + mu I`` is positive definite.
+    """
+    n = A.size2()
+    N = ca.mtimes(A.T, A)
+    mu = DAMPING * ca.fmax(ca.trace(N) / n, 1e-300)  # A = 0 leaves x = 0
+    factor = LDLT(N + mu * SX.eye(n))
+    Atb = ca.mtimes(A.T, b)
+    x = factor.solve(Atb)
+    for _ in range(PASSES - 1):
+        x = factor.solve(Atb + mu * x)
+    return x
 
 
 def loop_residual(model: Model, q: SX, loops: tuple[Loop, ...]) -> SX:

@@ -63,7 +63,10 @@ class ContactMethods:
         """``(tau, forces)``: the forces of the ``actuated`` joints (names; ``tau`` is zero
         on the others) and the loop forces that give the motion ``qdd`` (which must keep the
         loops closed): ``ID(q, qd, qdd) = tau + J^T lambda``, solved by least squares
-        (exact for a consistent ``qdd``); ``forces`` as in :meth:`loop_dynamics`."""
+        (exact for a consistent ``qdd``; the least-norm solution at a singular
+        configuration); ``forces`` as in :meth:`loop_dynamics`. Redundant loops
+        (``ModelError``) and actuation that leaves the forces undetermined (``InputError``)
+        are refused (docs: "Floating base and joints")."""
         options = {"actuated": arguments.names(actuated, "actuated")}
         return self._call("loop_inverse_dynamics", options, q=q, qd=qd, qdd=qdd, fext=fext)
 
