@@ -380,6 +380,20 @@ def test_loops_are_checked_and_kept():
     assert robot.locked({"rocker_tilt": 0.0}).loops == robot.loops
 
 
+def test_a_loops_rotation_b_is_a_proper_rotation():
+    """A reflection (determinant -1) is orthonormal but no motion reaches the mirrored
+    frame: it is refused, naming the loop."""
+    mirror = tuple(np.diag([1.0, 1.0, -1.0]).ravel())
+    with pytest.raises(casdyn.InputError,
+                       match=r"loop 'knee'.*rotation_b must be a proper rotation.*reflection"):
+        Loop("coupler", "rocker", "6d", rotation_b=mirror, name="knee")
+    with pytest.raises(casdyn.InputError, match=r"loop 'knee'.*rotation_b must be a 3x3"):
+        Loop("coupler", "rocker", "6d", rotation_b="identity", name="knee")
+    turned = pin.rpy.rpyToMatrix(0.1, -0.2, 0.3)
+    assert Loop("coupler", "rocker", "6d", rotation_b=turned).rotation_b == \
+        tuple(turned.ravel())
+
+
 def test_loop_functions_export_to_c(tmp_path):
     robot = casdyn.load_urdf(FOUR_BAR, loops=FOUR_BAR_LOOPS)
     names = ["loop_dynamics", "loop_residual"]

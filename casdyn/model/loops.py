@@ -49,12 +49,27 @@ class Loop:
             raise InputError(f"a Loop's kind must be 'point' or '6d', got {self.kind!r}")
         object.__setattr__(self, "point_a", _point(self.point_a, "point_a"))
         object.__setattr__(self, "point_b", _point(self.point_b, "point_b"))
-        rotation = np.asarray(self.rotation_b, dtype=float).reshape(-1)
-        if rotation.shape != (9,) or not np.allclose(
-                rotation.reshape(3, 3) @ rotation.reshape(3, 3).T, np.eye(3), atol=1e-9):
-            raise InputError(f"a Loop's rotation_b must be a 3x3 rotation, got "
-                             f"{self.rotation_b!r}")
-        object.__setattr__(self, "rotation_b", tuple(float(x) for x in rotation))
+        object.__setattr__(self, "rotation_b", self._rotation(self.rotation_b))
+
+    def _rotation(self, value) -> tuple[float, ...]:
+        """``value`` as 9 numbers (row-major) of a proper rotation: orthonormal and of
+        determinant +1 (to 1e-9), since a reflection would hold ``body_a``'s frame on a
+        mirrored frame that no motion reaches."""
+        try:
+            rotation = np.asarray(value, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            rotation = np.zeros(0)
+        if rotation.shape != (9,) or not np.all(np.isfinite(rotation)):
+            raise InputError(f"{self.label}: rotation_b must be a 3x3 rotation (9 finite "
+                             f"numbers, row-major), got {value!r}")
+        R = rotation.reshape(3, 3)
+        if not np.allclose(R @ R.T, np.eye(3), atol=1e-9):
+            raise InputError(f"{self.label}: rotation_b must be a rotation (orthonormal: "
+                             f"R R^T = I to 1e-9), got {value!r}")
+        if np.linalg.det(R) < 0:
+            raise InputError(f"{self.label}: rotation_b must be a proper rotation "
+                             f"(determinant +1), got a reflection (determinant -1): {value!r}")
+        return tuple(float(x) for x in rotation)
 
     @property
     def size(self) -> int:
