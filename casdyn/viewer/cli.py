@@ -8,6 +8,8 @@ import sys
 import threading
 import webbrowser
 
+import numpy as np
+
 from .viewer import GEOMETRY_KINDS
 
 
@@ -36,7 +38,9 @@ def run(args: argparse.Namespace, robot) -> int:
     from . import trajectory
 
     data = trajectory.load(args.trajectory) if args.trajectory else None
-    first = None if data is None else data["q"][0] if len(data["q"]) else None
+    # the first sample where q has rows; any other shape is play's error, which names it
+    first = data["q"][0] if data is not None and np.ndim(data["q"]) == 2 and len(
+        data["q"]) else None
     viewer = robot.show(first, geometry=args.geometry, port=args.port)
     stop = threading.Event()
     try:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 import os
+import zipfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -64,31 +66,64 @@ def trajectory(t, q, nq: int, body_names, forces=None, contacts=None) -> Traject
 
 def load(path: str | os.PathLike) -> dict:
     """The arrays of a trajectory file: ``t``, ``q`` and, if present, ``forces`` and
-    ``contacts`` (a tuple of body names)."""
+    ``contacts`` (a tuple of body names). A file that is not a ``.npz`` of numeric arrays (a
+    ``.npy``, another format, arrays of Python objects) is an :class:`InputError` naming
+    it."""
+    name = str(path)
+    where = f"trajectory file {name!r}"
+    if not Path(path).is_file():
+        raise InputError(f"{where} cannot be read: "
+                         f"{'not a file' if Path(path).exists() else 'no such file'}")
+    # checked before numpy reads it: np.load takes a .npy as one array, and calls any other
+    # file pickled data
+    try:
+        with open(path, "rb") as file:
+            magic = file.read(6)
+    except OSError as error:
+        raise InputError(f"{where} cannot be read: {error.strerror or error}") from None
+    if magic == b"\x93NUMPY":
+        raise InputError(f"{where} is a .npy (one array); a trajectory is a .npz of named "
+                         f"arrays: numpy.savez(path, t=t, q=q)")
+    if not zipfile.is_zipfile(path):
+        raise InputError(f"{where} is not a .npz (the zip archive numpy.savez writes): "
+                         f"numpy.savez(path, t=t, q=q)")
     try:
         data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as error:
-        raise InputError(f"trajectory file {str(path)!r} cannot be read as .npz: {error}"
-                         ) from None
+    except (OSError, ValueError, zipfile.BadZipFile) as error:
+        raise InputError(f"{where} cannot be read as .npz: {error}") from None
     with data:
         missing = [key for key in ("t", "q") if key not in data.files]
         if missing:
-            raise InputError(f"trajectory file {str(path)!r} has no {' or '.join(missing)} "
+            raise InputError(f"{where} has no {' or '.join(missing)} "
                              f"(it holds {', '.join(data.files) or 'nothing'})")
-        result = {"t": data["t"], "q": data["q"]}
-        if "forces" in data.files:
-            result["forces"] = data["forces"]
-        if "contacts" in data.files:
-            result["contacts"] = tuple(str(name) for name in np.atleast_1d(data["contacts"]))
+        result = {key: _array(data, key, where) for key in ("t", "q", "forces", "contacts")
+                  if key in data.files}
+    if "contacts" in result:
+        result["contacts"] = tuple(str(name) for name in np.atleast_1d(result["contacts"]))
     return result
+
+
+def _array(data, key: str, where: str) -> np.ndarray:
+    """Array ``key`` of an open ``.npz``; arrays of Python objects are refused, as
+    unpickling a file can run code."""
+    try:
+        return data[key]
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
+        if isinstance(error, ValueError) and "Object arrays" in str(error):  # allow_pickle
+            raise InputError(f"{where}: {key} is an array of Python objects, which is not "
+                             f"read (unpickling can run code); save {key} as "
+                             f"{'strings (body names)' if key == 'contacts' else 'numbers'}"
+                             ) from None
+        raise InputError(f"{where}: {key} cannot be read: {error}") from None
 
 
 def _finite(value, what: str) -> np.ndarray:
     try:
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise InputError(f"{what} must be an array of numbers, got {type(value).__name__}"
-                         ) from None
+        got = (f"an array of dtype {value.dtype}" if isinstance(value, np.ndarray)
+               else type(value).__name__)
+        raise InputError(f"{what} must be an array of numbers, got {got}") from None
     if not np.all(np.isfinite(array)):
         raise InputError(f"{what} holds NaN or infinite values")
     return array

@@ -19,6 +19,7 @@ Every configuration is drawn from one compiled CasADi Function (:mod:`.poses`).
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import webbrowser
@@ -188,22 +189,33 @@ class Viewer:
 
     def seek(self, time_s: float) -> None:
         """Pause the trajectory being played and show it at time ``time_s`` (s): the last
-        sample at or before it."""
+        sample at or before it; a time outside the trajectory shows its first or last
+        sample."""
+        time_s = arguments.finite_number(time_s, "seek time_s")
         with self._lock:
             if self._trajectory is None:
                 raise CasdynError("seek needs a trajectory: call play first")
             self._playing = False
-            self._show_time(float(time_s))
+            self._show_time(time_s)
 
     def save(self, path) -> Path:
         """Write a recording that opens without Python: ``.html`` is one self-contained page
         (viser's web client with the recording inlined; no network needed), ``.viser`` viser's
         recording file (played by viser's client with ``?playbackPath=``). With a trajectory,
         the recording plays it (at most 30 frames per second) in a loop; otherwise it holds
-        the robot as drawn now."""
-        path = Path(path)
+        the robot as drawn now. The folder must exist (a mistyped one is an
+        :class:`InputError`, not created); the file is written whole or not at all."""
+        if not isinstance(path, str | os.PathLike):
+            raise InputError(f"save path must be a path, got {type(path).__name__}")
+        path = Path(path).expanduser()
         if path.suffix not in (".html", ".viser"):
             raise InputError(f"save path must end in .html or .viser, got {str(path)!r}")
+        folder = path.parent
+        if not folder.is_dir():
+            what = "is not a folder" if folder.exists() else "does not exist"
+            raise InputError(f"save path {str(path)!r}: the folder {str(folder)!r} {what}")
+        if path.is_dir():
+            raise InputError(f"save path {str(path)!r} is a folder")
         with self._lock:
             playing, self._playing = self._playing, False
             shaped = self._trajectory
@@ -225,10 +237,7 @@ class Viewer:
             if shaped is not None:
                 self._show_time(self._time)
             self._playing = playing
-        if isinstance(data, str):
-            path.write_text(data, encoding="utf-8")
-        else:
-            path.write_bytes(data)
+        _write_whole(path, data.encode("utf-8") if isinstance(data, str) else data)
         return path
 
     def close(self) -> None:
@@ -402,6 +411,18 @@ class Viewer:
                     else:
                         time_s, self._playing = float(t[-1]), False
                 self._show_time(float(time_s))
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a file beside it, renamed once complete, so that a
+    failed write leaves no part of a recording (and an older file at ``path`` intact)."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        partial.write_bytes(data)
+        os.replace(partial, path)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise CasdynError(f"cannot write {str(path)!r}: {error.strerror or error}") from None
 
 
 def _recorded_times(t: np.ndarray) -> list[float]:
