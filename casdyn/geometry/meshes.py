@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -20,9 +22,44 @@ def _trimesh():
     return trimesh
 
 
+# the formats of trimesh's loaders that give triangles (DAE through pycollada)
+MESH_FORMATS = ("stl", "obj", "ply", "off", "glb", "gltf", "dae")
+DAE_INSTALL = "DAE (COLLADA) files need pycollada: pip install pycollada"
+
+
+def format_problem(path: str | os.PathLike) -> str | None:
+    """Why the mesh reader cannot read the file at ``path``, judged by its extension: a
+    sentence naming the formats it reads (for a DAE without ``pycollada``, the install
+    command); None when it can, or when ``trimesh`` is missing (reading the file then says
+    what to install)."""
+    try:
+        import trimesh
+    except ImportError:
+        return None
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix == "dae":
+        try:
+            import collada  # noqa: F401  (trimesh reads DAE through it)
+        except ImportError:
+            return DAE_INSTALL
+        return None
+    readable = [f for f in MESH_FORMATS if f in trimesh.available_formats() or f == "dae"]
+    if suffix in readable:
+        return None
+    what = f".{suffix} files" if suffix else "files without an extension"
+    return f"the mesh reader does not read {what} (it reads {', '.join(readable)})"
+
+
 @lru_cache(maxsize=128)
 def _vertices(path: str) -> np.ndarray:
-    loaded = _trimesh().load(path, force="mesh", process=False)
+    trimesh = _trimesh()
+    problem = format_problem(path)
+    if problem:
+        raise CasdynError(f"mesh file {path!r} cannot be read: {problem}")
+    try:
+        loaded = trimesh.load(path, force="mesh", process=False)
+    except Exception as error:  # trimesh raises many types, for files it cannot parse
+        raise CasdynError(f"mesh file {path!r} could not be read: {error}") from None
     vertices = np.asarray(loaded.vertices, dtype=float)
     if vertices.ndim != 2 or len(vertices) == 0:
         raise CasdynError(f"mesh file {path!r} holds no vertices")

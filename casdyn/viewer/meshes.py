@@ -14,6 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import CasdynError
+from ..geometry.meshes import format_problem
 
 
 @lru_cache(maxsize=256)
@@ -23,12 +24,13 @@ def _triangles(path: str) -> tuple[np.ndarray, np.ndarray]:
     except ImportError:
         raise CasdynError('drawing mesh files needs trimesh: pip install "casdyn[viewer]"'
                           ) from None
+    problem = format_problem(path)
+    if problem:
+        raise CasdynError(f"mesh file {path!r} cannot be read: {problem}")
     try:
         loaded = trimesh.load(path, force="mesh", process=False)
-    except Exception as error:  # trimesh raises many types (a DAE without pycollada too)
-        hint = " (DAE files need pycollada: pip install pycollada)" if path.lower().endswith(
-            ".dae") else ""
-        raise CasdynError(f"mesh file {path!r} could not be read: {error}{hint}") from None
+    except Exception as error:  # trimesh raises many types, for files it cannot parse
+        raise CasdynError(f"mesh file {path!r} could not be read: {error}") from None
     vertices = np.asarray(loaded.vertices, dtype=np.float32)
     faces = np.asarray(loaded.faces, dtype=np.uint32)
     if vertices.ndim != 2 or len(vertices) == 0 or faces.ndim != 2 or len(faces) == 0:
