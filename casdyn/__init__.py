@@ -102,7 +102,7 @@ def load_mjcf(source, *, floating_base: bool | None = None, gravity=None,
     if floating_base is not None:
         floating_base = _flag(floating_base, "floating_base")
     joint_friction = _flag(joint_friction, "joint_friction")
-    read = read_mjcf(source, floating_base)
+    read = read_mjcf(source, floating_base, joint_friction)
     warn_all(read.warnings, stacklevel=2)  # at the caller
     model = build_model(read.description, read.gravity if gravity is None else gravity,
                         read.floating_base, joint_friction, read.armature)

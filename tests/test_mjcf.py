@@ -255,7 +255,36 @@ def test_what_casdyn_does_not_model_is_named_in_a_warning():
     for what in ("tendon", "actuator", "1 equality constraint(s) on joints", "softness",
                  "stiffness of 'wrist'"):
         assert what in said, (what, said)
-    assert "upper_joint0" not in said  # a ball joint's damping is modelled
+    assert "damping of 'upper_joint0'" in said  # left out without joint_friction=True
+    with pytest.warns(casdyn.ModelWarning) as record:
+        casdyn.load_mjcf(text, joint_friction=True)
+    assert "upper_joint0" not in " ".join(str(w.message) for w in record)  # modelled
+
+
+DAMPED = """<mujoco><worldbody>
+  <body name="torso" pos="0 0 1"><freejoint name="root"/><geom size="0.1"/>
+    <body name="arm"><joint name="hinge" axis="0 1 0" damping="3" frictionloss="0.5"/>
+      <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05" mass="1"/>
+      <body name="slider"><joint name="slide" type="slide" damping="1"/><geom size="0.05"/>
+        <body name="tip"><joint name="plain" axis="1 0 0"/><geom size="0.02"/></body>
+      </body></body></body></worldbody></mujoco>"""
+
+
+def test_damping_and_frictionloss_left_out_are_named_with_their_joints():
+    with pytest.warns(casdyn.ModelWarning) as record:
+        casdyn.load_mjcf(DAMPED)
+    said = " ".join(str(w.message) for w in record)
+    assert ("casdyn does not model: joint damping of 'hinge', 'slide' and frictionloss of "
+            "'hinge' (load_mjcf(..., joint_friction=True)") in said, said
+    assert "'plain'" not in said and "'root'" not in said
+    base = DAMPED.replace('<freejoint name="root"/>',
+                          '<joint name="root" type="free" damping="2"/>')
+    with pytest.warns(casdyn.ModelWarning, match="joint damping of 'floating_base', 'hinge'"):
+        casdyn.load_mjcf(base)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        casdyn.load_mjcf(base, joint_friction=True)
+    assert not any("damping" in str(w.message) for w in record)
 
 
 def test_nearly_parallel_joint_axes_keep_every_digit():

@@ -113,8 +113,9 @@ def warn_all(messages: list[str], stacklevel: int) -> None:
 class _Reader:
     """Walks the compiled bodies (parents have smaller ids) and writes links and joints."""
 
-    def __init__(self, m, label: str, floating_base: bool | None):
+    def __init__(self, m, label: str, floating_base: bool | None, joint_friction: bool = False):
         self.m, self.label = m, label
+        self.joint_friction = joint_friction  # else damping and frictionloss are named, dropped
         mujoco = _mujoco()
         self.body_names = [m.body(i).name or f"body{i}" for i in range(m.nbody)]
         self.body_names[0] = WORLD
@@ -198,10 +199,22 @@ class _Reader:
             self.warnings.append(
                 f"{self.label}: sites named as a body or joint are the frames "
                 f"{', '.join(map(repr, self.renamed_sites))}")
-        self.warnings += unmodelled(self.m, self.label, self.joint_names, self.body_names)
+        self.warnings += unmodelled(self.m, self.label, self.joint_names, self.body_names,
+                                    *self._dropped_terms())
         name = m.names[: m.names.index(b"\0")].decode() if m.names else ""
         return RobotDescription(name or Path(self.label).stem, self.label, tuple(self.links),
                                 tuple(self.joints))
+
+    def _dropped_terms(self) -> tuple[list[str], list[str]]:
+        """The joints (casdyn's names) whose damping, and whose frictionloss, the model
+        leaves out: all that have them, unless ``joint_friction``."""
+        if self.joint_friction:
+            return [], []
+        terms = [(spec.name, spec.damping, spec.friction) for spec in self.joints]
+        if self.floating is not None:  # the floating base's, which has no spec
+            terms.insert(0, ("floating_base", *self.base_damping))
+        return ([name for name, damping, _ in terms if damping],
+                [name for name, _, friction in terms if friction])
 
     def _link(self, body: int, name: str | None = None) -> LinkSpec:
         m = self.m
@@ -327,10 +340,13 @@ class _Reader:
                 f"{self.label}, site {site!r}", rotation=rotation @ local[:3, :3]))
 
 
-def read_mjcf(source, floating_base: bool | None = None) -> MJCFModel:
-    """Compile ``source`` with MuJoCo and read it as a :class:`MJCFModel`."""
+def read_mjcf(source, floating_base: bool | None = None,
+              joint_friction: bool = False) -> MJCFModel:
+    """Compile ``source`` with MuJoCo and read it as a :class:`MJCFModel`; without
+    ``joint_friction`` its warnings name the joints whose damping and frictionloss the
+    model built from it leaves out."""
     m, label = compile_mjcf(source)
-    reader = _Reader(m, label, floating_base)
+    reader = _Reader(m, label, floating_base, joint_friction)
     description = reader.read()
     gravity = np.array(m.opt.gravity, dtype=float)
     if m.opt.disableflags & _mujoco().mjtDisableBit.mjDSBL_GRAVITY:  # <flag gravity="disable"/>

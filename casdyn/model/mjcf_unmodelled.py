@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..geometry.mjcf_geometry import colliding, mujoco_pairs
@@ -9,12 +11,19 @@ from ..geometry.mjcf_geometry import colliding, mujoco_pairs
 CONNECT, WELD = 0, 1  # mjtEq
 
 
-def unmodelled(m, label: str, joint_names: list[str], body_names: list[str]) -> list[str]:
+def unmodelled(m, label: str, joint_names: list[str], body_names: list[str],
+               damping: Sequence[str] = (), frictionloss: Sequence[str] = ()) -> list[str]:
     """A warning (one message, or none) naming what the compiled model ``m`` has and casdyn
     does not model: tendons, actuators, other equalities and the softness of connect and
     weld, springs, gravity compensation, fluid forces, mocap motion, contact forces and
-    joint-limit constraints."""
+    joint-limit constraints; and the ``damping`` and ``frictionloss`` of the joints named
+    (casdyn's names), which the loader leaves out without ``joint_friction=True``."""
     parts = []
+    dropped = [f"{what} of {', '.join(map(repr, names))}"
+               for what, names in (("damping", damping), ("frictionloss", frictionloss)) if names]
+    if dropped:
+        parts.append(f"joint {' and '.join(dropped)} (load_mjcf(..., joint_friction=True) "
+                     "adds them to every dynamics function, as MuJoCo applies them)")
     if m.ntendon:
         parts.append(f"{m.ntendon} tendon(s)")
     if m.nu:
