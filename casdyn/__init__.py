@@ -18,6 +18,7 @@ from .model.loops import Loop
 from .model.loops import with_loops as _with_loops
 from .model.shipped import robot_names, robot_srdf, robot_urdf
 from .model.srdf import read_srdf as _read_srdf
+from .model.srdf import warn_mismatches as _warn_srdf
 from .model.tree import Model
 from .model.urdf import read_urdf
 from .tree import RigidBodyTree
@@ -69,6 +70,8 @@ def load_urdf(source: str | _os.PathLike, *, gravity=(0.0, 0.0, -9.81),
     model = build_model(read_urdf(source), gravity, floating_base, joint_friction, armature,
                         friction_smoothing)
     robot = RigidBodyTree(_with_loops(model, loops) if loops else model, srdf_data)
+    if srdf_data is not None:  # links it lacks, repeated states, poses past the limits
+        _warn_srdf(srdf_data, model, stacklevel=2)
     from .geometry.robot import RobotGeometry
 
     robot._geometry = RobotGeometry(robot.model, source, package_dirs,

@@ -11,7 +11,8 @@ forward at ``SPEED``. MuJoCo (its own soft contacts, 1 ms steps) applies the fir
 interval's torques plus a joint PD towards the planned motion, clipped to the motor limit.
 
 The first run compiles the horizon's linearisation (gcc, one to two minutes; cached on disk
-for the next runs).
+for the next runs) and says so on stderr while it does (``casdyn: rti_qp_data: ...``; on a
+terminal, or anywhere with ``CASDYN_PROGRESS=1``).
 
 Run:  python examples/quadruped_mpc.py [--quick] [--json] [--save FILE.npz] [--plot-dir DIR]
       [--constraints barrier|hard] [--interpreted]

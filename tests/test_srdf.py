@@ -117,3 +117,51 @@ def test_unknown_joints_warn_and_bad_values_are_refused_by_name():
         casdyn.load_urdf(SMALL, srdf="<robot>")
     with pytest.raises(casdyn.InputError, match=r"cannot read 'no/such\.srdf'"):
         casdyn.load_urdf(SMALL, srdf="no/such.srdf")
+
+
+LIMITED = """<robot name="limited"><link name="base"/><link name="upper_arm"/><link name="hand"/>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper_arm"/>
+    <axis xyz="0 0 1"/><limit lower="-1" upper="1.5" effort="1" velocity="1"/></joint>
+  <joint name="wrist" type="continuous"><parent link="upper_arm"/><child link="hand"/></joint>
+</robot>"""
+
+
+def _srdf(body: str) -> str:
+    return f'<robot name="limited">{body}</robot>'
+
+
+def test_disable_collisions_naming_a_link_the_robot_lacks_warns_with_close_names():
+    srdf = _srdf('<disable_collisions link1="base" link2="upper_arm" reason="Adjacent"/>'
+                 '<disable_collisions link1="upper_arm" link2="hadn" reason="Adjacent"/>')
+    with pytest.warns(casdyn.ModelWarning, match=r"disable_collisions names links robot "
+                      r"'limited' does not have: 'hadn' \(in 1 pair\(s\); did you mean "
+                      r"'hand'\?\); those 1 pair\(s\) disable nothing"):
+        robot = casdyn.load_urdf(LIMITED, srdf=srdf)
+    assert robot.disabled_collision_pairs == (("base", "upper_arm"), ("upper_arm", "hadn"))
+
+
+def test_a_group_state_name_given_twice_warns_and_the_later_is_kept():
+    srdf = _srdf('<group_state name="home" group="arm"><joint name="shoulder" value="0.5"/>'
+                 '</group_state><group_state name="home" group="hand">'
+                 '<joint name="wrist" value="2"/></group_state>')
+    with pytest.warns(casdyn.ModelWarning, match="group_state 'home' is given twice "
+                      r"\(groups 'arm' and 'hand'\); the later one is kept"):
+        robot = casdyn.load_urdf(LIMITED, srdf=srdf)
+    assert_close(robot.named_configurations["home"], [0, 2], 0)
+
+
+def test_a_named_configuration_outside_the_limits_warns_naming_joint_value_and_limits():
+    srdf = _srdf('<group_state name="reach" group="arm"><joint name="shoulder" value="2"/>'
+                 '<joint name="wrist" value="7"/></group_state>')
+    with pytest.warns(casdyn.ModelWarning, match=r"group_state 'reach' is outside the position "
+                      r"limits of joint 'shoulder' \(value 2, limits -1\.\.1\.5\); kept as "
+                      r"written") as record:
+        robot = casdyn.load_urdf(LIMITED, srdf=srdf)
+    assert "wrist" not in " ".join(str(w.message) for w in record)  # continuous: no limits
+    assert_close(robot.named_configurations["reach"], [2, 7], 0)
+    at_the_limits = _srdf('<group_state name="a" group="g"><joint name="shoulder" value="1.5"/>'
+                          '</group_state><group_state name="b" group="g">'
+                          '<joint name="shoulder" value="-1"/></group_state>')
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        casdyn.load_urdf(LIMITED, srdf=at_the_limits)

@@ -19,19 +19,22 @@ import casadi as ca
 from casdyn.codegen import externals
 from casdyn.codegen.cache_dir import built_library, cache_directory
 from casdyn.codegen.export import find_compiler
+from casdyn.progress import Progress, enabled
 
 DEFAULT_FLAGS = ("-O2", "-march=native", "-fPIC", "-shared")
 
 
 def compiled(function: ca.Function, *, flags: tuple[str, ...] = DEFAULT_FLAGS,
              with_derivatives: bool = False, directory: str | os.PathLike | None = None,
-             compiler: str | None = None) -> ca.Function:
+             compiler: str | None = None, progress: bool | None = None) -> ca.Function:
     """``function`` as compiled C (a ``casadi.external`` of the same signature).
 
     ``with_derivatives`` also generates the forward/reverse derivatives and the Jacobian
     (what ``nlpsol`` asks of its callbacks). Needs a C compiler (``$CC``, else cc, gcc, clang) the
     first time; raises :class:`casdyn.CasdynError` naming the compiler's message when the
-    build fails.
+    build fails. ``progress``: report the build on stderr once it takes more than a second
+    (True, False, or None: ``$CASDYN_PROGRESS``, else whether stderr is a terminal; see
+    :mod:`casdyn.progress`) — a large horizon takes the compiler minutes.
     """
     compiler = find_compiler(compiler)  # an ExportError (a CasdynError) if none
     name = function.name()
@@ -44,5 +47,8 @@ def compiled(function: ca.Function, *, flags: tuple[str, ...] = DEFAULT_FLAGS,
         generator.add(function.jacobian())
     source = generator.dump() + externals.sources_for([function])
     folder = Path(directory) if directory is not None else cache_directory() / "ocp"
-    library = built_library(source, name, folder, compiler, flags, repr(name))
+    with Progress(name, enabled(progress)) as report:
+        report.phase("compiling 1 C file", 1)
+        with report.step(f"{name}.c"):
+            library = built_library(source, name, folder, compiler, flags, repr(name))
     return ca.external(name, str(library))

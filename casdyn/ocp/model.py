@@ -21,27 +21,46 @@ about its origin, world axes, and its rows add the centre of pressure inside the
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 import casadi as ca
 import numpy as np
 
 from casdyn import Contact
-from casdyn.errors import InputError
+from casdyn.errors import InputError, unknown_name
+
+from .checks import nonnegative, number
+
+CONES = ("pyramid", "exact")
 
 
-def friction_pyramid(force, mu: float):
+def friction_pyramid(force, mu: float | ca.SX | ca.MX):
     """The four rows ``[mu fz - fx, mu fz + fx, mu fz - fy, mu fz + fy]`` (each ``>= 0``
     inside the linearised cone; together they imply ``fz >= 0``) of a force ``[fx, fy, fz]``
-    (world axes, +z the ground's normal)."""
+    (world axes, +z the ground's normal). ``mu``: a finite number ``>= 0`` (a negative one
+    would allow only pulling on the ground), or a CasADi symbol."""
+    return _pyramid(force, _friction(mu))
+
+
+def friction_cone(force, mu: float | ca.SX | ca.MX):
+    """The exact (second-order) cone as two rows ``>= 0``: ``fz`` and
+    ``mu^2 fz^2 - fx^2 - fy^2`` (smooth, unlike ``mu fz - |f_t|``; both rows non-negative
+    is ``|f_t| <= mu fz``). ``mu`` as in :func:`friction_pyramid`."""
+    return _cone(force, _friction(mu))
+
+
+def _friction(mu):
+    # a symbol (a parameter of the problem) cannot be checked before it has a value
+    return mu if isinstance(mu, ca.SX | ca.MX) else number("mu", mu)
+
+
+def _pyramid(force, mu):
     fx, fy, fz = force[0], force[1], force[2]
     return ca.vertcat(mu * fz - fx, mu * fz + fx, mu * fz - fy, mu * fz + fy)
 
 
-def friction_cone(force, mu: float):
-    """The exact (second-order) cone as two rows ``>= 0``: ``fz`` and
-    ``mu^2 fz^2 - fx^2 - fy^2`` (smooth, unlike ``mu fz - |f_t|``; both rows non-negative
-    is ``|f_t| <= mu fz``)."""
+def _cone(force, mu):
     fx, fy, fz = force[0], force[1], force[2]
     return ca.vertcat(fz, mu**2 * fz**2 - fx**2 - fy**2)
 
@@ -50,11 +69,13 @@ class ContactModel:
     """A floating-base ``robot`` (``casdyn.load_robot(..., floating_base=True)``) whose
     ``feet`` (body names, point contacts at each body's origin) can hold the ground.
 
-    ``dt`` is the knot interval (s), ``damping`` (1/s) the held feet's velocity feedback in
-    the contact constraint (Baumgarte), ``mu`` the friction coefficient. ``contact``: "point"
-    (a force per foot) or "6d" (a wrench per foot: the foot held flat), then ``sole`` is the
-    half length and half width (m, along the foot frame's x and y, centred on its origin) that
-    the centre of pressure must stay within (the soles lying flat on the ground).
+    ``dt`` is the knot interval (s, finite, ``> 0``), ``damping`` (1/s, ``>= 0``) the held
+    feet's velocity feedback in the contact constraint (Baumgarte), ``mu`` the friction
+    coefficient (``>= 0``). ``contact``: "point" (a force per foot) or "6d" (a wrench per
+    foot: the foot held flat), then ``sole`` is the half length and half width (m, ``>= 0``,
+    along the foot frame's x and y, centred on its origin) that the centre of pressure must
+    stay within (the soles lying flat on the ground). Each foot is named once; anything else
+    is an :class:`casdyn.errors.InputError` naming the argument.
     """
 
     def __init__(self, robot, feet: Sequence[str], *, dt: float, damping: float = 0.0,
@@ -62,19 +83,16 @@ class ContactModel:
         if not getattr(robot, "floating_base", False):
             raise InputError("ContactModel needs a floating-base robot: "
                              "load it with floating_base=True")
-        unknown = [foot for foot in feet if foot not in robot.body_names]
-        if unknown:
-            raise InputError(f"feet: unknown body {unknown[0]!r}; bodies are "
-                             f"{', '.join(robot.body_names)}")
-        if not dt > 0:
-            raise InputError(f"dt must be positive, got {dt!r}")
+        self.feet = _feet(feet, robot.body_names)
+        self.dt = number("dt", dt, positive=True)
+        self.damping, self.mu = number("damping", damping), number("mu", mu)
         if contact not in ("point", "6d"):
             raise InputError(f"contact must be 'point' or '6d', got {contact!r}")
-        self.contact, self.sole = contact, (float(sole[0]), float(sole[1]))
+        length, width = nonnegative("sole", sole, 2, scalar=False)
+        self.contact, self.sole = contact, (float(length), float(width))
         self.force_size = 3 if contact == "point" else 6
         self.rows_per_foot = 4 if contact == "point" else 8
-        self.robot, self.feet = robot, tuple(feet)
-        self.dt, self.damping, self.mu = float(dt), float(damping), float(mu)
+        self.robot = robot
         self.nq, self.nv = robot.nq, robot.nv
         self.nu, self.nx, self.ndx = robot.nv - 6, robot.nq + robot.nv, 2 * robot.nv
         self._integrate = robot.function("integrate")
@@ -102,19 +120,28 @@ class ContactModel:
         """The feet's origins in the world, ``3 x n_feet``."""
         return ca.horzcat(*[self.robot.get_transform(q, foot)[:3, 3] for foot in self.feet])
 
-    def stance_mask(self, stance) -> tuple[bool, ...]:
-        """``stance`` (one flag per foot, or the held feet's names) as a tuple of bools."""
-        if all(isinstance(s, str) for s in stance) and len(stance) > 0:
-            unknown = [s for s in stance if s not in self.feet]
-            if unknown:
-                raise InputError(f"stance: {unknown[0]!r} is not one of the feet "
-                                 f"{', '.join(self.feet)}")
+    def stance_mask(self, stance, *, name: str = "stance") -> tuple[bool, ...]:
+        """``stance`` (one flag per foot: 0, 1, True or False; or the held feet's names) as
+        a tuple of bools. ``name``: the argument that ``stance`` came from, for the error
+        when it is neither."""
+        if isinstance(stance, str) or not isinstance(stance, Sequence | np.ndarray) or \
+                (isinstance(stance, np.ndarray) and stance.ndim != 1):
+            raise InputError(f"{name} must be one flag per foot ({len(self.feet)}) or the held "
+                             f"feet's names, got {stance!r}")
+        if len(stance) > 0 and all(isinstance(s, str) for s in stance):
+            for s in stance:
+                if s not in self.feet:
+                    raise InputError(f"{name}: {unknown_name('foot', s, self.feet)}")
             return tuple(foot in stance for foot in self.feet)
-        mask = tuple(bool(s) for s in stance)
-        if len(mask) != len(self.feet):
-            raise InputError(f"stance: expected {len(self.feet)} flags (one per foot), "
-                             f"got {len(mask)}")
-        return mask
+        for s in stance:
+            # bool(2) or bool("FL_FOOT") would hold a foot that nobody asked to hold
+            if isinstance(s, str) or not isinstance(s, bool | np.bool_ | numbers.Real) or \
+                    s not in (0, 1):
+                raise InputError(f"{name}: flags must be 0, 1, True or False, got {s!r}")
+        if len(stance) != len(self.feet):
+            raise InputError(f"{name}: expected {len(self.feet)} flags (one per foot), "
+                             f"got {len(stance)}")
+        return tuple(bool(s) for s in stance)
 
     # -- forward contact dynamics -------------------------------------------------------
     def step(self, stance) -> ca.Function:
@@ -179,8 +206,10 @@ class ContactModel:
         ``cone``); with ``contact="6d"`` (``force = [n; f]``, world axes, the sole flat) also
         the centre of pressure within the sole, ``|n_x| <= w fz`` and ``|n_y| <= l fz``
         (``rows_per_foot`` rows, or two fewer with the exact cone)."""
+        if cone not in CONES:
+            raise InputError(f"cone must be 'pyramid' or 'exact', got {cone!r}")
         f = force if self.contact == "point" else force[3:]
-        rows = friction_pyramid(f, self.mu) if cone == "pyramid" else friction_cone(f, self.mu)
+        rows = _pyramid(f, self.mu) if cone == "pyramid" else _cone(f, self.mu)
         if self.contact == "6d":
             length, width = self.sole
             n = force[:3]
@@ -205,3 +234,19 @@ class ContactModel:
         forces = np.zeros((self.force_size, len(self.feet)))
         forces[-1] = self.robot.mass * -self.robot.gravity[2] / len(self.feet)
         return forces
+
+
+def _feet(feet, bodies: Sequence[str]) -> tuple[str, ...]:
+    """``feet`` as a tuple of distinct body names, else an InputError naming the foot."""
+    if isinstance(feet, str) or not isinstance(feet, Sequence | np.ndarray) or \
+            not all(isinstance(foot, str) for foot in feet):
+        raise InputError(f"feet must be a sequence of body names, got {feet!r}")
+    if len(feet) == 0:
+        raise InputError("feet: give at least one foot")
+    for k, foot in enumerate(feet):
+        if foot not in bodies:
+            raise InputError(f"feet: {unknown_name('body', foot, bodies)}")
+        if foot in feet[:k]:
+            # two columns of forces on one body: the same contact twice
+            raise InputError(f"feet: {foot!r} is listed twice")
+    return tuple(str(foot) for foot in feet)

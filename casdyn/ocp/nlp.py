@@ -27,8 +27,9 @@ import numpy as np
 
 from casdyn.errors import InputError
 
+from .checks import nonnegative
 from .cost import TrackingCost
-from .model import ContactModel
+from .model import CONES, ContactModel
 
 
 class ContactOCP:
@@ -37,8 +38,9 @@ class ContactOCP:
     and the initial state ``x_init`` as NLP parameters.
 
     ``cone``: "pyramid" (four linear rows per foot) or "exact" (the second-order cone).
-    ``effort_limit``, ``velocity_limit``: scalars or vectors (joints only); default the
-    robot's. ``position_limits``: ``(lower, upper)`` joint positions or None.
+    ``effort_limit``, ``velocity_limit``: scalars or ``nu`` vectors (joints only, ``>= 0``,
+    ``inf`` for none); default the robot's. ``position_limits``: ``(lower, upper)`` joint
+    positions (scalars or ``nu`` vectors, ``lower <= upper``) or None.
     """
 
     def __init__(self, model: ContactModel, cost: TrackingCost, stance: Sequence[Sequence],
@@ -46,10 +48,12 @@ class ContactOCP:
                  velocity_limit=None, position_limits=None):
         if dynamics not in ("forward", "inverse"):
             raise InputError(f"dynamics must be 'forward' or 'inverse', got {dynamics!r}")
-        if cone not in ("pyramid", "exact"):
+        if cone not in CONES:
             raise InputError(f"cone must be 'pyramid' or 'exact', got {cone!r}")
         self.model, self.cost, self.dynamics, self.cone = model, cost, dynamics, cone
-        self.stance = [model.stance_mask(s) for s in stance]
+        if isinstance(stance, str) or not isinstance(stance, Sequence | np.ndarray):
+            raise InputError(f"stance must be one stance mask per interval, got {stance!r}")
+        self.stance = [model.stance_mask(s, name=f"stance[{k}]") for k, s in enumerate(stance)]
         self.N = len(self.stance)
         if self.N < 1:
             raise InputError("stance: give at least one interval")
@@ -57,11 +61,15 @@ class ContactOCP:
         self.nw = (model.nu if dynamics == "forward"
                    else model.nu + model.nv + model.force_size * nf)
         robot = model.robot
-        self.effort_limit = _vector(robot.effort_limits[6:] if effort_limit is None
-                                    else effort_limit, model.nu, "effort_limit")
-        self.velocity_limit = _vector(robot.velocity_limits[6:] if velocity_limit is None
-                                      else velocity_limit, model.nu, "velocity_limit")
-        self.position_limits = position_limits
+        self.effort_limit = nonnegative(
+            "effort_limit", robot.effort_limits[6:] if effort_limit is None else effort_limit,
+            model.nu, finite=False)
+        self.velocity_limit = nonnegative(
+            "velocity_limit",
+            robot.velocity_limits[6:] if velocity_limit is None else velocity_limit,
+            model.nu, finite=False)
+        self.position_limits = None if position_limits is None else \
+            _position_limits(position_limits, model.nu)
         self._build()
 
     # -- layout ---------------------------------------------------------------------------
@@ -200,8 +208,15 @@ class ContactOCP:
         feet)."""
         m = self.model
         x_init = np.asarray(x_init, dtype=float)
+        if x_init.shape != (m.nx,):
+            raise InputError(f"x_init: expected {m.nx} finite numbers, got shape "
+                             f"{x_init.shape}")
+        if not np.all(np.isfinite(x_init)):
+            raise InputError(f"x_init: expected {m.nx} finite numbers, got NaN or inf")
         if np.linalg.norm(x_init[3:7]) < 1e-6:
             raise InputError("x_init: the quaternion is zero")
+        if np.shape(u_guess) != (m.nu,):
+            raise InputError(f"u_guess: expected {m.nu} torques, got shape {np.shape(u_guess)}")
         X = np.tile(x_init[:, None], (1, self.N + 1))
         W = np.zeros((self.nw, self.N))
         W[: m.nu] = np.asarray(u_guess, dtype=float)[:, None]
@@ -217,10 +232,24 @@ class ContactOCP:
         return self.join(X, W)
 
 
-def _vector(value, n: int, name: str) -> np.ndarray:
-    value = np.asarray(value, dtype=float)
-    if value.ndim == 0:
-        return np.full(n, float(value))
-    if value.shape != (n,):
-        raise InputError(f"{name}: expected a scalar or {n} values, got shape {value.shape}")
-    return value
+def _position_limits(limits, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(lower, upper)``, each a scalar or ``n`` joint positions (``-inf``/``inf`` for
+    none), as two ``(n,)`` arrays with ``lower <= upper``."""
+    expected = f"position_limits must be (lower, upper), each a scalar or {n} numbers"
+    try:
+        if isinstance(limits, str) or len(limits) != 2:
+            raise ValueError
+        sides = [np.asarray(side) for side in limits]
+        if any(side.dtype.kind not in "iuf" for side in sides):  # NumPy reads "1" as 1.0
+            raise ValueError
+        bounds = [np.broadcast_to(side.astype(float), (n,)).copy() for side in sides]
+    except (TypeError, ValueError):
+        raise InputError(f"{expected}, got {limits!r}") from None
+    if any(np.any(np.isnan(side)) for side in bounds):
+        raise InputError(f"{expected}, got NaN in {limits!r}")
+    lower, upper = bounds
+    if np.any(lower > upper):
+        k = int(np.argmax(lower > upper))
+        raise InputError(f"position_limits: lower must not exceed upper (joint {k}: "
+                         f"{lower[k]} > {upper[k]})")
+    return lower, upper

@@ -21,6 +21,7 @@ violation rather than forbidding it, and keeps the optimum a little inside the c
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 import casadi as ca
@@ -28,6 +29,7 @@ import numpy as np
 
 from casdyn.errors import InputError
 
+from .checks import nonnegative, number
 from .compiled import compiled
 from .cost import TrackingCost
 from .model import ContactModel
@@ -50,36 +52,43 @@ class RealTimeIteration:
 
     ``modes``: the distinct stance masks (one flag per foot) the schedule may use; each
     knot selects one by its index. ``effort_limit``: ``|u| <=`` it (N m, a scalar or an
-    ``nu`` vector). ``hpipm``: options passed to HPIPM (default: ``mode`` "speed",
-    ``iter_max`` 20). ``compile``: build the linearisation as C (else CasADi's VM).
+    ``nu`` vector, ``>= 0``). ``hpipm``: options passed to HPIPM (default: ``mode``
+    "speed", ``iter_max`` 20). ``compile``: build the linearisation as C (else CasADi's VM;
+    the first build of a horizon takes the C compiler a minute or two, then it is cached),
+    reporting on stderr as :mod:`casdyn.progress` says (``progress``: True, False, or None
+    to follow ``$CASDYN_PROGRESS`` or whether stderr is a terminal).
     ``constraints``: "hard" (QP inequalities) or "barrier" (relaxed log barriers in the cost,
     ``barrier = (mu, delta)`` for the pyramid rows in newtons, ``torque_barrier`` for the
-    torque limits in N m).
+    torque limits in N m; each two finite positive numbers).
     """
 
     def __init__(self, model: ContactModel, cost: TrackingCost, N: int,
                  modes: Sequence[Sequence[bool]], *, effort_limit=None,
                  hpipm: dict | None = None, compile: bool = True,
                  constraints: str = "hard", barrier: tuple[float, float] = (1.0, 0.5),
-                 torque_barrier: tuple[float, float] = (0.1, 0.3)):
-        if N < 1:
-            raise InputError(f"N must be at least 1, got {N}")
+                 torque_barrier: tuple[float, float] = (0.1, 0.3),
+                 progress: bool | None = None):
+        if not isinstance(N, numbers.Integral) or isinstance(N, bool) or N < 1:
+            raise InputError(f"N must be a whole number of at least 1, got {N!r}")
         self.model, self.cost, self.N = model, cost, int(N)
-        self.modes = [model.stance_mask(m) for m in modes]
+        if isinstance(modes, str) or not isinstance(modes, Sequence | np.ndarray):
+            raise InputError(f"modes must be a sequence of stance masks, got {modes!r}")
+        self.modes = [model.stance_mask(m, name=f"modes[{k}]") for k, m in enumerate(modes)]
         if not self.modes:
             raise InputError("modes: give at least one stance mask")
         nf = len(model.feet)
         if constraints not in ("hard", "barrier"):
             raise InputError(f"constraints must be 'hard' or 'barrier', got {constraints!r}")
         self.soft = constraints == "barrier"
-        self.barrier, self.torque_barrier = barrier, torque_barrier
+        self.barrier = _barrier("barrier", barrier)
+        self.torque_barrier = _barrier("torque_barrier", torque_barrier)
         self.ndx, self.nu, self.ng = model.ndx, model.nu, model.rows_per_foot * nf
         self.ng_qp = 0 if self.soft else self.ng
         self.stage = self.ndx + self.nu
         self.size = self.stage * self.N + self.ndx
         limit = model.robot.effort_limits[6:] if effort_limit is None else effort_limit
-        self.effort_limit = np.broadcast_to(np.asarray(limit, dtype=float), (self.nu,)).copy()
-        self._build(compile)
+        self.effort_limit = nonnegative("effort_limit", limit, self.nu, finite=False)
+        self._build(compile, progress)
         options = {"mode": "speed", "iter_max": 20}
         options.update(hpipm or {})
         self.qp = ca.conic("rti_qp", "hpipm", {"h": self._h_sparsity, "a": self._a_sparsity},
@@ -144,7 +153,7 @@ class RealTimeIteration:
             H = H + ca.diagcat(ca.DM.zeros(ndx, ndx), ca.diag(t2))
         return ca.Function("stage_barrier", [c, C, D, on, u], [H, g])
 
-    def _build(self, compile: bool):
+    def _build(self, compile: bool, progress: bool | None):
         m, N, ndx, nu, ng = self.model, self.N, self.ndx, self.nu, self.ng
         stages = [self._stage_dynamics(mask) for mask in self.modes]
         dynamics = stages[0] if len(stages) == 1 else ca.Function.conditional(
@@ -213,7 +222,8 @@ class RealTimeIteration:
         U_next = ca.horzcat(U[:, :-1] + alpha * (U[:, 1:] - U[:, :-1]), U[:, -1])
         shift = ca.Function("rti_shift", [X, U, alpha], [X_next, U_next])
         if compile:
-            qp_data, update, shift = (compiled(f) for f in (qp_data, update, shift))
+            qp_data, update, shift = (compiled(f, progress=progress)
+                                      for f in (qp_data, update, shift))
         self._qp_data, self._update, self._shift = qp_data, update, shift
 
     # -- running -------------------------------------------------------------------------
@@ -224,6 +234,8 @@ class RealTimeIteration:
         if X.shape != (self.model.nx, self.N + 1) or U.shape != (self.nu, self.N):
             raise InputError(f"initialize: expected X {(self.model.nx, self.N + 1)} and U "
                              f"{(self.nu, self.N)}, got {X.shape} and {U.shape}")
+        if not (np.all(np.isfinite(X)) and np.all(np.isfinite(U))):
+            raise InputError("initialize: X and U must be finite, got NaN or inf")
         if np.any(np.linalg.norm(X[3:7], axis=0) < 1e-6):
             raise InputError("initialize: a zero quaternion in X (give a standing pose)")
         self.X, self.U = X.copy(), U.copy()
@@ -235,14 +247,58 @@ class RealTimeIteration:
         Returns whether HPIPM succeeded."""
         if self.X is None:
             raise InputError("iterate: call initialize(X, U) first")
-        mode = np.asarray(mode, dtype=float).reshape(1, self.N)
+        x0, P, mode, held = self._schedule(x0, P, mode, held)
         H, g, a, lba, uba, lbx, ubx = self._qp_data(self.X, self.U, P, mode, held, x0)
         w = self.qp(h=H, g=g, a=a, lba=lba, uba=uba, lbx=lbx, ubx=ubx)["x"]
         X, U = self._update(self.X, self.U, w)
         self.X, self.U = X.full(), U.full()
         return bool(self.qp.stats()["success"])
 
+    def _schedule(self, x0, P, mode, held):
+        """:meth:`iterate`'s arguments checked (a mode index out of range would select the
+        last stage function without a word, a NaN would reach HPIPM)."""
+        nx, nf, N = self.model.nx, len(self.model.feet), self.N
+        x0 = np.asarray(x0, dtype=float)
+        if x0.shape != (nx,):
+            raise InputError(f"x0: expected {nx} finite numbers, got shape {x0.shape}")
+        if not np.all(np.isfinite(x0)):
+            raise InputError(f"x0: expected {nx} finite numbers, got {x0.tolist()}")
+        P = np.asarray(P, dtype=float)
+        n_p = self.cost.parameter_size(self.model)
+        if P.shape != (n_p, N + 1):
+            raise InputError(f"P: expected shape {(n_p, N + 1)}, got {P.shape}")
+        if not np.all(np.isfinite(P)):
+            raise InputError("P: expected finite numbers, got NaN or inf")
+        mode = np.asarray(mode, dtype=float)
+        if mode.size != N or mode.ndim > 2:
+            raise InputError(f"mode: expected {N} values (one per interval), got shape "
+                             f"{mode.shape}")
+        mode = mode.reshape(1, N)
+        if not np.all(np.isin(mode, np.arange(len(self.modes)))):
+            raise InputError(f"mode: each knot's index into the {len(self.modes)} modes "
+                             f"(0 to {len(self.modes) - 1}), got {mode.ravel().tolist()}")
+        held = np.asarray(held, dtype=float)
+        if held.shape != (nf, N):
+            raise InputError(f"held: expected shape {(nf, N)}, got {held.shape}")
+        if not np.all(np.isin(held, (0.0, 1.0))):
+            raise InputError(f"held: 0 or 1 per foot and interval, got {held.tolist()}")
+        return x0, P, mode, held
+
     def shift(self, fraction: float):
-        """Move the guess on by ``fraction`` of a knot (the warm start of the next period)."""
+        """Move the guess on by ``fraction`` of a knot (the warm start of the next period;
+        finite, ``>= 0``)."""
+        fraction = number("fraction", fraction)
         X, U = self._shift(self.X, self.U, fraction)
         self.X, self.U = X.full(), U.full()
+
+
+def _barrier(name: str, value) -> tuple[float, float]:
+    """``(mu, delta)`` of a relaxed barrier: two finite positive numbers (``delta`` divides
+    the quadratic continuation, ``mu`` scales it)."""
+    try:
+        if isinstance(value, str) or np.shape(value) != (2,):
+            raise InputError(name)
+        return number(name, value[0], positive=True), number(name, value[1], positive=True)
+    except (InputError, ValueError):
+        raise InputError(f"{name} must be 2 finite positive numbers (mu, delta), "
+                         f"got {value!r}") from None
