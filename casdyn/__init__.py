@@ -11,7 +11,15 @@ from . import integrators
 from ._version import __version__
 from .algorithms.contacts import Contact
 from .arguments import flag as _flag
-from .errors import CasdynError, ExportError, InputError, ModelError, ModelWarning, URDFError
+from .errors import (
+    CacheWarning,
+    CasdynError,
+    ExportError,
+    InputError,
+    ModelError,
+    ModelWarning,
+    URDFError,
+)
 from .functions import FUNCTION_NAMES
 from .model.build import build_model
 from .model.loops import Loop
@@ -25,6 +33,7 @@ from .tree import RigidBodyTree
 
 __all__ = [
     "FUNCTION_NAMES",
+    "CacheWarning",
     "CasdynError",
     "Contact",
     "ExportError",

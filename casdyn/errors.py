@@ -33,6 +33,12 @@ class ModelWarning(UserWarning):
     warning names the link or joint and what casdyn does instead."""
 
 
+class CacheWarning(UserWarning):
+    """The compile cache is not used as configured: a directory or file in it is owned by
+    another user or writable by others (a library planted there would run in the process;
+    see :mod:`casdyn.codegen.cache_dir`), so the process compiles into a private directory."""
+
+
 def suggest(name: str, candidates: Iterable[str]) -> str:
     """A sentence proposing the candidates closest to ``name``, or listing them all if few."""
     candidates = list(candidates)

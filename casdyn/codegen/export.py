@@ -27,6 +27,7 @@ from ..progress import SILENT, Progress
 from ..runtime import entry
 from ..runtime.batch import BatchKernel
 from . import externals, object_cache, simd, split
+from .cache_dir import durable_replace
 
 COMPILERS = ("cc", "gcc", "clang")
 
@@ -459,8 +460,8 @@ def write_library(functions: list[ca.Function], directory: Path, basename: str, 
             _compile(cc, parts, scratch, library, flags, extra, progress, batch_files)
             produced.append(library)
         directory.mkdir(parents=True, exist_ok=True)
-        for name in produced:
-            os.replace(scratch / name, directory / name)
+        for name in produced:  # each on disk before it takes its place
+            durable_replace(scratch / name, directory / name)
     except OSError as exc:
         raise ExportError(f"cannot export into {directory}: {exc.strerror or exc}") from None
     finally:

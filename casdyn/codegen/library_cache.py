@@ -1,14 +1,12 @@
 """The on-disk cache of compiled libraries behind :meth:`casdyn.RigidBodyTree.compile`: one
-library per model, set of Functions, versions and processor, written atomically with its
-checksum, so that the next process loads it instead of compiling."""
+library per model, set of Functions, versions and processor, kept under the cache's rules
+(:mod:`casdyn.codegen.cache_dir`), so that the next process loads it instead of compiling."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import pickle
-import platform
 import tempfile
 from collections.abc import Collection
 from pathlib import Path
@@ -24,7 +22,7 @@ from ..progress import SILENT, Progress
 from ..runtime import entry
 from ..runtime.batch import BatchKernel
 from . import simd
-from .cache_dir import cache_directory
+from .cache_dir import cache_directory, cpu_identity, seal, trusted_folder, verified
 from .export import (
     DEFAULT_FLAGS,
     GLOBAL_HELPER,
@@ -39,40 +37,6 @@ from .export import (
     native_flags,
     write_library,
 )
-
-
-@functools.lru_cache(maxsize=1)
-def cpu_identity() -> str:
-    """This machine's processor and the instruction sets it has (Linux: from
-    ``/proc/cpuinfo``), part of the compile cache's key: a cache shared by different
-    machines never hands one a library built for another's instructions."""
-    try:
-        first = Path("/proc/cpuinfo").read_text().split("\n\n")[0]
-    except OSError:
-        first = ""
-    fields: dict[str, str] = {}
-    for line in first.splitlines():
-        name, colon, value = line.partition(":")
-        if colon:
-            fields.setdefault(name.strip(), value.strip())
-    keys = ("vendor_id", "model name", "flags", "CPU implementer", "CPU part", "Features")
-    found = [f"{key}: {fields[key]}" for key in keys if key in fields]
-    return "\n".join([platform.machine(), platform.processor(), *found])
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    fd, scratch = tempfile.mkstemp(prefix=".casdyn-", dir=path.parent)
-    with os.fdopen(fd, "w") as file:
-        file.write(text)
-    os.replace(scratch, path)
 
 
 def cached_library(
@@ -109,9 +73,11 @@ def cached_library_parts(
     headers are missing), which returns the outputs named in ``vector_outputs`` as 1-D
     arrays.
 
-    Each library is written atomically, with its SHA-256 beside it (``.sha256``); a library
+    Each library obeys the cache's rules (:mod:`casdyn.codegen.cache_dir`): written on disk
+    and moved into place in one step, then its SHA-256 beside it (``.sha256``); a library
     whose bytes do not match (truncated, overwritten, foreign) or that fails to load is
-    built again instead of being loaded. ``progress`` reports the compilation.
+    built again instead of being loaded, and a cache others can write is not used.
+    ``progress`` reports the compilation.
 
     ``batched``: for each of ``functions``, the SX Function (same inputs and outputs) whose
     batched entry point ``<name>_batch`` (:mod:`casdyn.codegen.simd`) the library also
@@ -132,14 +98,14 @@ def cached_library_parts(
     )).hexdigest()[:16]
     basename = f"{identifier(name, 'casdyn')}_{digest}"
     chosen = directory is not None
-    directory = Path(directory) if chosen else cache_directory()
-    where = str(directory) if chosen or "CASDYN_CACHE" not in os.environ else \
-        f"{directory} ($CASDYN_CACHE)"
+    configured = Path(directory) if chosen else cache_directory()
+    where = str(configured) if chosen or "CASDYN_CACHE" not in os.environ else \
+        f"{configured} ($CASDYN_CACHE)"
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = trusted_folder(None, configured)
         tempfile.TemporaryFile(dir=directory).close()  # writable?
     except OSError as exc:
-        blocker = next((p for p in (directory, *directory.parents)
+        blocker = next((p for p in (configured, *configured.parents)
                         if p.exists() and not p.is_dir()), None)
         reason = f"{blocker} is a file" if blocker else exc.strerror or str(exc)
         raise ExportError(
@@ -147,7 +113,6 @@ def cached_library_parts(
             "writable directory or pass directory="
         ) from None
     path = library_path(directory, basename)
-    checksum = path.with_name(path.name + ".sha256")
     symbols = [f.name() for f in functions]
 
     def load() -> tuple[list[ca.Function], ModuleType | None, list[BatchKernel | None]]:
@@ -157,8 +122,7 @@ def cached_library_parts(
         return compiled, module, [next(found) if sx is not None else None for sx in batched]
 
     try:
-        if path.is_file() and checksum.is_file() and \
-                checksum.read_text().strip() == _sha256(path):
+        if verified(path):
             try:
                 return load()
             except ExportError:
@@ -175,7 +139,7 @@ def cached_library_parts(
             write_library(functions, directory, basename, cc, None, include or (), entry_source,
                    progress=progress, batches=batches)
         built = load()
-        _write_atomically(checksum, _sha256(path) + "\n")
+        seal(path)
         return built
     except OSError as exc:
         raise ExportError(

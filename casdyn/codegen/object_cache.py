@@ -6,22 +6,23 @@ of 52,036 and 153,235 statements that GCC takes 17 and 13 s of processor time fo
 of a Function is the same from one export to the next, so the object file compiled from it
 is kept in the compile cache (:func:`casdyn.codegen.cache_dir.cache_directory`,
 ``objects/``), named by a hash of the C, the headers beside it, the command and the
-compiler's version, and copied instead of compiled the next time. Only files of
+compiler's version, with its digest (the cache's rules: :mod:`casdyn.codegen.cache_dir`),
+and copied instead of compiled the next time. Only files of
 :data:`CACHED_FROM` statements or more are kept (the rest compile in a second). A cache
 that cannot be written is not used; nothing else changes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
-from .cache_dir import cache_directory
+from .cache_dir import trusted_folder, verified, write_file
 
 # C files of Functions of this many instructions or more have their objects kept
 CACHED_FROM = 20_000
@@ -37,9 +38,8 @@ def _compiler_version(cc: str) -> str:
 
 
 def _directory() -> Path | None:
-    directory = cache_directory() / "objects"
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = trusted_folder("objects")
     except OSError:
         return None
     return directory if os.access(directory, os.W_OK) else None
@@ -58,9 +58,10 @@ def key(command: list[str], source: Path) -> str:
 
 
 def fetch(name: str, target: Path) -> bool:
-    """Copy the kept object ``name`` to ``target``; False if there is none."""
+    """Copy the kept object ``name`` to ``target``; False if there is none, or if its bytes
+    do not match its digest (cut short, emptied: it is compiled again and replaced)."""
     directory = _directory()
-    if directory is None or not (directory / f"{name}.o").is_file():
+    if directory is None or not verified(directory / f"{name}.o"):
         return False
     try:
         shutil.copyfile(directory / f"{name}.o", target)
@@ -70,15 +71,10 @@ def fetch(name: str, target: Path) -> bool:
 
 
 def keep(name: str, built: Path) -> None:
-    """Keep the object ``built`` as ``name`` (atomically; silently not where the cache
-    cannot be written)."""
+    """Keep the object ``built`` as ``name``, with its digest (see
+    :mod:`casdyn.codegen.cache_dir`; silently not where the cache cannot be written)."""
     directory = _directory()
     if directory is None:
         return
-    try:
-        fd, scratch = tempfile.mkstemp(prefix=".casdyn-", suffix=".o", dir=directory)
-        with os.fdopen(fd, "wb") as copy, open(built, "rb") as source:
-            shutil.copyfileobj(source, copy)
-        os.replace(scratch, directory / f"{name}.o")
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        write_file(directory / f"{name}.o", lambda scratch: shutil.copyfile(built, scratch))

@@ -5,20 +5,21 @@ graphs; CasADi's virtual machine evaluates them several times slower than the sa
 C. ``compiled(f)`` generates C with ``casadi.CodeGenerator``, builds a shared library with
 the system C compiler and returns the loaded ``casadi.external`` Function (same inputs and
 outputs, derivatives included when ``with_derivatives`` asks for them). The library is named by
-a hash of the C source, the flags and the compiler, so the next process loads it without
-compiling.
+a hash of the C source, the flags, the compiler and the processor, and kept under the
+cache's rules (:mod:`casdyn.codegen.cache_dir`), so the next process loads it without
+compiling, and never a damaged or foreign file.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import casadi as ca
 
 from casdyn.codegen import externals
-from casdyn.codegen.cache_dir import built_library, cache_directory
+from casdyn.codegen.cache_dir import built_library, load_externals, trusted_folder
 from casdyn.codegen.export import find_compiler
+from casdyn.errors import ExportError
 from casdyn.progress import Progress, enabled
 
 DEFAULT_FLAGS = ("-O2", "-march=native", "-fPIC", "-shared")
@@ -46,9 +47,16 @@ def compiled(function: ca.Function, *, flags: tuple[str, ...] = DEFAULT_FLAGS,
     if with_derivatives:
         generator.add(function.jacobian())
     source = generator.dump() + externals.sources_for([function])
-    folder = Path(directory) if directory is not None else cache_directory() / "ocp"
+    try:
+        folder = trusted_folder(None if directory is not None else "ocp", directory)
+    except OSError as exc:
+        raise ExportError(f"the compile cache cannot be used for {name!r}: "
+                          f"{exc.strerror or exc}; set CASDYN_CACHE to a writable "
+                          "directory") from None
     with Progress(name, enabled(progress)) as report:
         report.phase("compiling 1 C file", 1)
         with report.step(f"{name}.c"):
-            library = built_library(source, name, folder, compiler, flags, repr(name))
-    return ca.external(name, str(library))
+            [loaded] = load_externals(
+                [name], lambda: built_library(source, name, folder, compiler, flags, repr(name)),
+                repr(name))
+    return loaded
