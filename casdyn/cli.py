@@ -100,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         help=f"which functions (default: all but the contact ones); names: "
         f"{', '.join(FUNCTION_NAMES)}; the syntax is below",
     )
-    p_export.add_argument("--prefix", help="prefix of the C symbols (default: the robot name)")
+    p_export.add_argument("--prefix", help="prefix of the C symbols, a C identifier such as "
+                          "left_arm (default: the robot name)")
     p_export.add_argument("--no-compile", action="store_true", help="write the C source only")
     p_export.add_argument("--floating-base", **floating)
     p_export.add_argument("--joint-friction", **friction)

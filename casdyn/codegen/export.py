@@ -187,13 +187,30 @@ def _renamed(function: ca.Function, name: str) -> ca.Function:
     return function.wrap(name)
 
 
+# A prefix starts every C symbol of an export, ``<prefix>_<name>``, and CasADi's name of
+# its Functions: a letter, then letters, digits and single underscores (CasADi refuses
+# ``__`` in a Function's name, C reserves a leading ``_``), not ending in one. ``casadi``
+# and ``casadi_...`` name CasADi's own helpers (see GLOBAL_HELPER).
+SYMBOL_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*")
+_CASADI_OWN = re.compile(r"casadi(?:_|$)")
+
+
 def checked_prefix(prefix) -> str:
-    """``prefix`` of C symbols as a C identifier (``""``: none); anything but a string is
-    an :class:`InputError`."""
+    """``prefix`` of C symbols (``""``: none), as given: a C identifier of ASCII letters,
+    digits and single underscores starting with a letter (:data:`SYMBOL_PREFIX`); anything
+    else is an :class:`InputError` (a prefix made valid silently would name other
+    symbols than the caller links against)."""
     if not isinstance(prefix, str):
         raise InputError(f"prefix must be a string (the start of the C symbols' names), got "
                          f"{type(prefix).__name__} {prefix!r}")
-    return identifier(prefix, "casdyn") if prefix else ""
+    if prefix and not SYMBOL_PREFIX.fullmatch(prefix):
+        raise InputError(f"prefix {prefix!r} is not a C identifier of the kind symbols need: "
+                         "a letter, then ASCII letters, digits and single underscores, not "
+                         "ending in '_' (e.g. 'left_arm'); '' for none")
+    if _CASADI_OWN.match(prefix):
+        raise InputError(f"prefix {prefix!r} is not a C identifier casdyn can use: "
+                         "'casadi' and 'casadi_...' name CasADi's own helper functions")
+    return prefix
 
 
 def checked_flags(flags) -> tuple[str, ...] | None:
@@ -311,16 +328,25 @@ def _parts(functions: list[ca.Function], basename: str,
 
 
 def _generate(parts: list[tuple[str, list, int]], scratch: Path, appended: str | None,
-              cut: bool = False) -> None:
+              cut: bool = False, prefix: str = "") -> None:
     """Each part's C in ``scratch``, CasADi's helpers private, the external routines the
     functions call (:mod:`casdyn.codegen.externals`) and ``appended`` at the end of the
     first; one header ``<first part>.h`` declaring everything. ``cut``: the long
     functions of the files compiled with :data:`LARGE_FUNCTION_FLAGS` cut into parts
-    (:func:`casdyn.codegen.split.split_functions`, see :data:`CUT_PORTABLE`)."""
+    (:func:`casdyn.codegen.split.split_functions`, see :data:`CUT_PORTABLE`).
+
+    Every global symbol the library defines starts with ``<prefix>_`` (without a prefix,
+    with the first part's name): the functions' own, CasADi's service functions (see
+    :func:`_services`; global in the first file, private to the others) and the external
+    routines' (:func:`casdyn.codegen.externals.with_prefix`), so that two libraries link
+    into one program."""
     header = scratch / f"{parts[0][0]}.h"
+    own = prefix or parts[0][0]
+    every = [f for _, functions, _ in parts for f in functions]
     # the external routines the functions call, once (in the first file): their entry
     # points are global symbols
-    routines = externals.sources_for([f for _, functions, _ in parts for f in functions])
+    called = externals.routines_called(every)
+    routines = externals.source_of(called)
     for k, (name, functions, size) in enumerate(parts):
         generator = ca.CodeGenerator(f"{name}.c", {"with_header": True})
         for function in functions:
@@ -329,13 +355,52 @@ def _generate(parts: list[tuple[str, list, int]], scratch: Path, appended: str |
         source = scratch / f"{name}.c"
         extra = f'\n#include "{header.name}"\n{appended}' if k == 0 and appended else ""
         text = private_helpers(source.read_text())
+        part_header = scratch / f"{name}.h"
+        declared = part_header.read_text()
+        services = _services(text, name, [f.name() for f in functions])
+        if k == 0:
+            text, declared = (_renamed_services(t, name, services, own) for t in (text, declared))
+        else:
+            text, declared = _private_services(text, declared, services)
         if cut and LARGE_FUNCTION <= size < HUGE_FUNCTION:
             text = split.split_functions(text)
-        source.write_text(text + (routines if k == 0 else "") + extra)
+        text = externals.with_prefix(text + (routines if k == 0 else ""), called, own)
+        source.write_text(text + extra)
         if k > 0:
-            own = scratch / f"{name}.h"
-            header.write_text(header.read_text() + own.read_text())
-            own.unlink()
+            header.write_text(header.read_text() + declared)
+            part_header.unlink()
+        else:
+            header.write_text(declared)
+
+
+# the functions CasADi's generated C exports: ``CASADI_SYMBOL_EXPORT <type> <name>(``
+_EXPORTED = re.compile(r"^CASADI_SYMBOL_EXPORT [^(\n]*?\b(\w+)\(", re.MULTILINE)
+
+
+def _services(source: str, stem: str, symbols: list[str]) -> list[str]:
+    """CasADi's service functions in ``source``, the generated file ``<stem>.c``: the
+    functions it exports under the file's name (``<stem>_casadi_version``,
+    ``<stem>_casadi_int_size``, ``<stem>_max_num_threads``, ...), none of those of the
+    Functions ``symbols`` (``<symbol>``, ``<symbol>_n_in``, ...)."""
+    return [name for name in _EXPORTED.findall(source) if name.startswith(f"{stem}_")
+            and not any(name == s or name.startswith(f"{s}_") for s in symbols)]
+
+
+def _renamed_services(text: str, stem: str, services: list[str], own: str) -> str:
+    """``text`` (C or header) with the ``services`` of ``<stem>.c`` named after ``own``."""
+    for service in services:
+        text = re.sub(rf"\b{service}\b", f"{own}_{service.removeprefix(f'{stem}_')}", text)
+    return text
+
+
+def _private_services(source: str, header: str, services: list[str]) -> tuple[str, str]:
+    """``(source, header)`` of a part after the first with its ``services`` private to its
+    file (the first file's are the library's) and no longer declared."""
+    for service in services:
+        source = re.sub(rf"^CASADI_SYMBOL_EXPORT (?=[^(\n]*\b{service}\()", "static ",
+                        source, flags=re.MULTILINE)
+        header = re.sub(rf"^[^\n]*\b{service}\([^\n]*;\n", "", header, flags=re.MULTILINE)
+    return source, header
 
 
 def _compile(cc: str, parts: list[tuple[str, list, int]], scratch: Path, library: str,
@@ -451,7 +516,8 @@ def write_library(functions: list[ca.Function], directory: Path, basename: str, 
         progress.phase("generating C", 1)
         with progress.step(f"{len(functions)} function{'s' if len(functions) > 1 else ''} "
                            f"in {len(parts)} file{'s' if len(parts) > 1 else ''}"):
-            _generate(parts, scratch, appended, cut=CUT_PORTABLE and NATIVE_FLAG not in extra)
+            _generate(parts, scratch, appended, cut=CUT_PORTABLE and NATIVE_FLAG not in extra,
+                      prefix=prefix)
             batch_files = _generate_batches(batches, basename, scratch)
         produced = [f"{name}.c" for name, _, _ in parts] + \
             [f"{name}.c" for name, _ in batch_files] + [f"{basename}.h"]
