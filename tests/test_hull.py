@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from casdyn.errors import InputError
 from casdyn.geometry.hull import convex_hull
 
 pytestmark = pytest.mark.slow  # hulls of real robot meshes
@@ -83,3 +84,31 @@ def test_a_mesh_that_folds_the_quickhull_is_rebuilt_within_the_tolerance():
     reference = trimesh.convex.convex_hull(points)
     volume = trimesh.Trimesh(hull.vertices, hull.triangles, process=False).volume
     assert abs(volume - reference.volume) <= 1e-7 * reference.volume
+
+
+@pytest.mark.parametrize("size", [1e-150, 1e-12, 1e77, 1e100, 1e150, 1e300])
+def test_a_cube_has_the_same_hull_at_any_size(size):
+    """A cube of edge ``size`` with points on its faces and inside: the hull of the same
+    points at 1 m, scaled (6 planes at ``size / 2``, the 8 corners among its vertices). The
+    hull squares and cubes lengths: from 1e77 m a normal's length overflowed and the cube read
+    as coplanar, at 1e300 ``eps**2`` raised a bare OverflowError."""
+    grid = np.array(list(itertools.product([-1.0, 0.0, 0.5, 1.0], repeat=3))) / 2
+    order = np.random.default_rng(2).permutation(len(grid))
+    hull, unit = convex_hull(grid[order] * size), convex_hull(grid[order])
+    assert (len(hull.triangles), len(hull.edges)) == (len(unit.triangles), len(unit.edges))
+    assert np.allclose(np.sort(hull.vertices, axis=0), np.sort(unit.vertices, axis=0) * size,
+                       rtol=1e-15, atol=0)
+    assert len(hull.normals) == 6
+    assert np.allclose(np.sort(np.abs(hull.normals), axis=1), [0, 0, 1], rtol=0, atol=1e-15)
+    assert np.allclose(hull.offsets, size / 2, rtol=1e-15, atol=0)
+    corners = {tuple(c) for c in np.array(list(itertools.product([-0.5, 0.5], repeat=3)))}
+    assert corners <= {tuple(v) for v in hull.vertices / size}
+
+
+def test_points_flat_to_rounding_are_refused_by_name_not_by_overflow():
+    """A unit cube and a point 1e300 m away: to double precision a needle without width, an
+    InputError that says so (it raised a bare OverflowError)."""
+    cube = np.array(list(itertools.product([0.0, 1.0], repeat=3)))
+    with pytest.raises(InputError, match=r"ConvexMesh vertices are coplanar \(or collinear\) "
+                       r"within 1e-9 of the hull's size"):
+        convex_hull(np.vstack([cube, [1e300, 0.0, 0.0]]))

@@ -44,8 +44,10 @@ class _NotADisc(Exception):
 
 def convex_hull(points) -> Hull:
     """The convex hull of ``points`` (an (n, 3) array of finite numbers, not all coplanar;
-    repeated points are fine). Points within ``1e-9`` of the hull's size of a face count as
-    on it, so the hull may leave them out."""
+    repeated points are fine; any size a double holds). Points within ``1e-9`` of the hull's
+    size of a face count as on it, so the hull may leave them out; so are points whose
+    distances from each other are below about 1e-16 of their distance from the origin
+    (rounding)."""
     try:
         points = np.array(points, dtype=float)
     except (TypeError, ValueError):
@@ -57,6 +59,11 @@ def convex_hull(points) -> Hull:
     if not np.all(np.isfinite(points)):
         raise InputError("ConvexMesh vertices must be finite")
     points = np.unique(points, axis=0)
+    # the planes below square lengths and their tests cube them: at 1e77 m a normal's length
+    # overflowed (a cube read as flat), at 1e300 eps**2 did. Built on the points scaled by a
+    # power of two to at most 1 in magnitude, which is exact, the hull is the same at any size
+    exponent = int(np.frexp(np.max(np.abs(points)))[1])
+    points = np.ldexp(points, -exponent)
     scale = float(np.max(np.ptp(points, axis=0)))
     best = None  # (how far the surface folds, faces, eps)
     for factor in (1e-9, 1e-8, 1e-7, 1e-6):
@@ -73,7 +80,9 @@ def convex_hull(points) -> Hull:
     if best is None or best[0] > FOLD_TOLERANCE * scale:
         raise CasdynError(f"the convex hull of these {len(points)} points could not be built "
                           "consistently (rounding); please report the points")
-    return _tidy(points, best[1], best[2])
+    hull = _tidy(points, best[1], best[2])
+    return Hull(np.ldexp(hull.vertices, exponent), hull.triangles, hull.normals,
+                np.ldexp(hull.offsets, exponent), hull.edges)
 
 
 FOLD_TOLERANCE = 1e-5  # the largest fold of a hull's surface accepted, relative to its size
@@ -221,8 +230,8 @@ def _initial_tetrahedron(points: np.ndarray, eps: float) -> np.ndarray:
     heights = (points - points[a]) @ normal
     d = int(np.argmax(np.abs(heights)))
     if np.linalg.norm(normal) < eps**2 or abs(heights[d]) < eps * np.linalg.norm(normal):
-        raise InputError("ConvexMesh vertices are coplanar (or collinear): the hull has no "
-                         "volume")
+        raise InputError("ConvexMesh vertices are coplanar (or collinear) within 1e-9 of the "
+                         "hull's size: the hull has no volume")
     if heights[d] > 0:  # d above (a, b, c): orient the faces so their normals point out
         b, c = c, b
     return np.array([(a, b, c), (a, d, b), (b, d, c), (c, d, a)], dtype=int)
