@@ -32,8 +32,9 @@ FLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-std=c99", "-fPIC"]
 SHIM = f"""#include "{SOURCE}"
 #include "{SOURCE}" /* twice: the guard makes it harmless */
 double cvx_query(const double *va, int na, const double *pa, const double *vb, int nb,
-                 const double *pb, double *normal, double *wa, double *wb, int *info)
-{{ return casdyn_cvx_query(va, na, pa, vb, nb, pb, normal, wa, wb, info); }}
+                 const double *pb, double *normal, double *wa, double *wb, int *info,
+                 double *bound)
+{{ return casdyn_cvx_query(va, na, pa, vb, nb, pb, normal, wa, wb, info, bound); }}
 double cvx_distance(const double *va, int na, const double *pa, const double *vb, int nb,
                     const double *pb, double *normal, double *wa, double *wb)
 {{ return casdyn_convex_distance(va, na, pa, vb, nb, pb, normal, wa, wb); }}
@@ -41,6 +42,7 @@ double cvx_distance(const double *va, int na, const double *pa, const double *vb
 # info[0] bits (convex_distance.c): the two meaning "ran normally", a refused EPA start
 # (a numerically flat Minkowski difference) and bad input
 EPA_USED, FLAT, EPA_REFUSED, BAD_INPUT = 32, 64, 8, 128
+EPA_VERTS = 2  # the polytope's vertex capacity reached
 MAX_VERTS, GJK_ITERATIONS = 1000, 1000
 BOX = np.array(list(itertools.product([-0.5, 0.5], repeat=3)))
 
@@ -88,12 +90,13 @@ class Answer:
         pa, pb = (np.ascontiguousarray(np.asarray(p, dtype=float).T) for p in (pose_a, pose_b))
         self.normal, self.wa, self.wb = np.zeros(3), np.zeros(3), np.zeros(3)
         self.info = np.zeros(4, dtype=np.int32)
+        self.bound = np.zeros(1)
         head = (_pointer(va), len(va), _pointer(pa), _pointer(vb), len(vb), _pointer(pb),
                 _pointer(self.normal), _pointer(self.wa), _pointer(self.wb))
         if entry:
             self.sd = lib.cvx_distance(*head)
         else:
-            self.sd = lib.cvx_query(*head, _pointer(self.info))
+            self.sd = lib.cvx_query(*head, _pointer(self.info), _pointer(self.bound))
         self.xa = pose_a[:3, :3] @ self.wa + pose_a[:3, 3]
         self.xb = pose_b[:3, :3] @ self.wb + pose_b[:3, 3]
 
@@ -436,6 +439,64 @@ def test_five_thousand_points(lib):
             check_answer(answer, sphere, pose_a, box, pose_b)
             assert abs(answer.sd - coal_signed_distance(*hulls[:1], pose_a, hulls[1],
                                                         pose_b)) <= 1e-9
+
+
+def test_the_bound_holds_the_answer_and_is_within_the_tolerance(random_pairs):
+    """Every answer comes with the width of an interval known to hold sd (GJK's and EPA's
+    certificates); converged, it is below the stopping tolerance, 1e-12 of the problem's
+    size."""
+    hulls: dict[int, object] = {}
+    for va, pose_a, vb, pose_b, answer in random_pairs[::4]:
+        size = (np.max(np.linalg.norm(va, axis=1)) + np.max(np.linalg.norm(vb, axis=1))
+                + np.linalg.norm(pose_b[:3, 3] - pose_a[:3, 3]))
+        assert 0 <= answer.bound[0] <= 1e-12 * size
+        reference = coal_signed_distance(hulls.setdefault(id(va), _coal(va)), pose_a,
+                                         hulls.setdefault(id(vb), _coal(vb)), pose_b)
+        assert abs(answer.sd - reference) <= answer.bound[0] + 1e-14
+
+
+def test_a_full_polytope_is_reported_with_a_bound_that_holds_the_depth(lib):
+    """5,000 points on a sphere against themselves at one pose: EPA needs about 1.6 vertices
+    per point to converge, more than its 1,000. The routine says so (CASDYN_CVX_EPA_VERTS) and
+    returns the shortest separating translation found, its depth over-estimated by 0.2 mm,
+    with the width of an interval that holds the true sd. The reference: the largest g(n) over
+    a dense sample of directions refined by Nelder-Mead, a lower bound of sd within 1e-10 of
+    it (coal stops early here too: its depth is not the width along its own normal)."""
+    from geometry_reference import separating_axis_distance
+
+    rng = np.random.default_rng(14)
+    sphere = rng.normal(size=(5000, 3))
+    sphere *= 0.1 / np.linalg.norm(sphere, axis=1)[:, None]
+    pose = random_pose(rng, 0.1)
+    answer = Answer(lib, sphere, pose, sphere, pose)
+    assert answer.info[0] & EPA_VERTS and answer.info[3] == MAX_VERTS
+    # sd = g(normal), a lower bound of the true sd (the witnesses touch in the plane normal
+    # to it)
+    assert abs(gap(answer.normal, sphere, pose, sphere, pose)[0] - answer.sd) <= 1e-12
+    mesh = ConvexMesh(sphere)
+    reference = separating_axis_distance(mesh, pose, mesh, pose)
+    assert reference - answer.sd >= 1e-4  # the over-estimated depth, which the bound covers
+    assert reference <= answer.sd + answer.bound[0]
+    assert answer.bound[0] <= 1e-3
+
+
+@pytest.mark.parametrize("size", [1e-150, 1e-100, 1e100, 1e150, 1e300])
+def test_boxes_at_extreme_sizes(lib, size):
+    """Lengths are squared and cubed inside (Gram determinants, triple products): boxes of
+    edge 2e150 overlapping by 5e149 were reported 1.1e150 apart, smaller ones from 1e-100 m
+    touching. Scaled by a power of two inside, the answers are those of a unit box times the
+    size: closed forms overlapping, apart and rotated."""
+    rng = np.random.default_rng(15)
+    box = BOX * 2 * size
+    for offset, expected in ((1.5, -0.5), (2.5, 0.5), (0.0, -2.0)):
+        pose_a = random_pose(rng, 0.0)
+        pose_b = pose_a.copy()
+        pose_b[:3, 3] = pose_a[:3, :3] @ [offset * size, 0, 0]
+        answer = query(lib, box, pose_a, box, pose_b)
+        assert answer.sd == pytest.approx(expected * size, rel=1e-12)
+        assert abs(np.linalg.norm(answer.normal) - 1) <= 1e-12
+        assert answer.xb - answer.xa == pytest.approx(answer.sd * answer.normal, rel=1e-12,
+                                                      abs=1e-12 * size)
 
 
 def test_bad_input_gives_nan_not_a_crash(lib):

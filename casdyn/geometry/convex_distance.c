@@ -46,9 +46,15 @@
  * sd = normal . (xb - xa): apart, GJK's last point (an upper bound of the distance);
  * overlapping, the shortest separating translation found (its length an upper bound of the
  * depth; xa and xb are the support points along it, which then touch in a plane normal to
- * it). casdyn_cvx_query reports which of these happened. None of them happens on casdyn's
- * test sets; 5,000 points sampled on a sphere, against themselves at the same pose, reach
- * the vertex capacity.
+ * it). casdyn_cvx_query reports which of these happened, and the width of an interval
+ * known to hold sd (apart, GJK's lower bound v.w/|v| to |v|; overlapping, the nearest face
+ * plane to the shortest translation found). None of them happens on casdyn's test sets of
+ * robot hulls; round hulls deep in each other need more EPA vertices, about 1.3 to 1.6 per
+ * point for a sphere's hull against itself (800 points reach the vertex capacity).
+ *
+ * Sizes: lengths are squared and cubed, so the search works on them scaled by a power of
+ * two (exact); any finite coordinates whose differences stay finite work (see
+ * casdyn_cvx_query).
  */
 #ifndef CASDYN_CONVEX_DISTANCE_C
 #define CASDYN_CONVEX_DISTANCE_C
@@ -87,6 +93,8 @@
 #define CASDYN_CVX_EPA_USED 32    /* the shapes overlap or touch: EPA ran */
 #define CASDYN_CVX_FLAT 64        /* D is flat (or a segment, or a point) through the origin */
 #define CASDYN_CVX_BAD_INPUT 128  /* n < 1 or a non-finite number: sd is NaN */
+/* The bits of a search stopped by a capacity or limit: sd is then only a bound (above). */
+#define CASDYN_CVX_LIMITS (CASDYN_CVX_GJK_LIMIT | CASDYN_CVX_EPA_VERTS | CASDYN_CVX_EPA_FACES)
 
 /* A point of D = B - A: world coordinates and the indices of the points of a and b. */
 typedef struct {
@@ -107,9 +115,11 @@ typedef struct {
     unsigned char alive;
 } casdyn_cvx_face;
 
-/* The two shapes: points in their own frames and their poses (column-major 4x4). */
+/* The two shapes: points in their own frames and their poses (column-major 4x4), and the
+ * power of two unit by which the search scales every length (see casdyn_cvx_query). */
 typedef struct {
     const double *va, *vb, *pa, *pb;
+    double unit;
     int na, nb;
 } casdyn_cvx_pair;
 
@@ -132,12 +142,15 @@ static void casdyn_cvx_sub(const double *x, const double *y, double *out)
     out[2] = x[2] - y[2];
 }
 
-/* World coordinates of point i of a shape: R v + p. */
-static void casdyn_cvx_world(const double *pose, const double *v, double *x)
+/* The world point R v + p of a shape's point v, times the power of two unit, formed as
+ * R (unit v) + unit p: the same number (scaling by a power of two is exact), and no product
+ * overflows. */
+static void casdyn_cvx_world_scaled(const double *pose, const double *v, double unit, double *x)
 {
     int r;
     for (r = 0; r < 3; ++r)
-        x[r] = pose[r] * v[0] + pose[4 + r] * v[1] + pose[8 + r] * v[2] + pose[12 + r];
+        x[r] = pose[r] * (unit * v[0]) + pose[4 + r] * (unit * v[1])
+               + pose[8 + r] * (unit * v[2]) + unit * pose[12 + r];
 }
 
 /* The index of the point of a shape farthest along the world direction d. */
@@ -158,7 +171,7 @@ static int casdyn_cvx_support_index(const double *pts, int n, const double *pose
     return arg;
 }
 
-/* The point of D = B - A farthest along d. */
+/* The point of D = B - A farthest along d, scaled by the pair's unit. */
 static void casdyn_cvx_support(const casdyn_cvx_pair *p, const double *d, casdyn_cvx_vertex *out)
 {
     double md[3], xa[3], xb[3];
@@ -167,8 +180,8 @@ static void casdyn_cvx_support(const casdyn_cvx_pair *p, const double *d, casdyn
     md[2] = -d[2];
     out->ib = casdyn_cvx_support_index(p->vb, p->nb, p->pb, d);
     out->ia = casdyn_cvx_support_index(p->va, p->na, p->pa, md);
-    casdyn_cvx_world(p->pb, p->vb + 3 * out->ib, xb);
-    casdyn_cvx_world(p->pa, p->va + 3 * out->ia, xa);
+    casdyn_cvx_world_scaled(p->pb, p->vb + 3 * out->ib, p->unit, xb);
+    casdyn_cvx_world_scaled(p->pa, p->va + 3 * out->ia, p->unit, xa);
     casdyn_cvx_sub(xb, xa, out->w);
 }
 
@@ -439,15 +452,16 @@ static void casdyn_cvx_witness(const casdyn_cvx_pair *p, const casdyn_cvx_vertex
     }
 }
 
-/* sd = normal . (xb - xa) from the witnesses, so the three outputs always agree. */
+/* sd = normal . (xb - xa) from the witnesses, so the three outputs always agree (formed
+ * scaled by the pair's unit, exactly, so that xb - xa cannot overflow). */
 static double casdyn_cvx_signed(const casdyn_cvx_pair *p, const double *normal, const double *wa,
                                 const double *wb)
 {
     double xa[3], xb[3], g[3];
-    casdyn_cvx_world(p->pa, wa, xa);
-    casdyn_cvx_world(p->pb, wb, xb);
+    casdyn_cvx_world_scaled(p->pa, wa, p->unit, xa);
+    casdyn_cvx_world_scaled(p->pb, wb, p->unit, xb);
     casdyn_cvx_sub(xb, xa, g);
-    return casdyn_cvx_dot(normal, g);
+    return casdyn_cvx_dot(normal, g) / p->unit;
 }
 
 /* A unit vector perpendicular to the nonzero vector e. */
@@ -577,10 +591,11 @@ static int casdyn_cvx_new_face(casdyn_cvx_face *faces, int *nf, int *freelist, i
 }
 
 /* The expanding polytope from a simplex s[0..k-1] (k = 1..4) of points of D whose convex
- * hull holds the origin (to rounding). */
+ * hull holds the origin (to rounding). *bound: the width of the interval known to hold the
+ * depth, in the pair's unit (0 where D touches the origin or is flat). */
 static double casdyn_cvx_epa(const casdyn_cvx_pair *p, casdyn_cvx_vertex *s, int k,
                              double *lam, double scale, double normal[3], double wa[3],
-                             double wb[3], int *info)
+                             double wb[3], int *info, double *bound)
 {
     casdyn_cvx_vertex vs[CASDYN_CVX_MAX_VERTS];
     casdyn_cvx_face faces[CASDYN_CVX_MAX_FACES];
@@ -597,6 +612,7 @@ static double casdyn_cvx_epa(const casdyn_cvx_pair *p, casdyn_cvx_vertex *s, int
     static const int tet[4][3] = {{0, 1, 2}, {0, 3, 1}, {0, 2, 3}, {1, 3, 2}};
 
     info[0] |= CASDYN_CVX_EPA_USED;
+    *bound = 0.0;
     /* Grow the simplex to a solid whose hull holds the origin. k = 1: a segment. */
     if (k == 1) {
         for (tries = 0; tries < 6 && k == 1; ++tries) {
@@ -871,8 +887,13 @@ static double casdyn_cvx_epa(const casdyn_cvx_pair *p, casdyn_cvx_vertex *s, int
         for (i = 0; i < nh; ++i)
             start_of[hor_u[i]] = -1;
     }
-    if (converged)
+    if (converged) {
+        *bound = fmax(h - faces[best].d, 0.0); /* rounding may make it negative */
         return casdyn_cvx_epa_answer(p, vs, faces, best, eps, normal, wa, wb);
+    }
+    /* The nearest face's plane bounds the depth from below, every support along a face
+     * normal from above. */
+    *bound = best_h - faces[best].d;
     /* Stopped early: the shortest separating translation seen, with the support points along
      * it (after it they touch in the plane normal to it), an upper bound of the depth. */
     for (j = 0; j < 3; ++j) {
@@ -883,49 +904,76 @@ static double casdyn_cvx_epa(const casdyn_cvx_pair *p, casdyn_cvx_vertex *s, int
     return casdyn_cvx_signed(p, normal, wa, wb);
 }
 
+/* The largest |x[i]| of n numbers into *big (kept if larger); 0 when one is not finite. */
+static int casdyn_cvx_largest(const double *x, int n, double *big)
+{
+    int i;
+    for (i = 0; i < n; ++i) {
+        if (!(fabs(x[i]) <= DBL_MAX)) /* NaN fails every comparison */
+            return 0;
+        if (fabs(x[i]) > *big)
+            *big = fabs(x[i]);
+    }
+    return 1;
+}
+
 /* casdyn_convex_distance with a report: info[0] the CASDYN_CVX_* bits, info[1] GJK's
- * iterations, info[2] EPA's iterations, info[3] EPA's polytope vertices. */
+ * iterations, info[2] EPA's iterations, info[3] EPA's polytope vertices; *bound the width of
+ * an interval known to hold sd (m): below 1e-12 of the problem's size when the search
+ * converged, 0 when touching, larger where a limit stopped it (CASDYN_CVX_LIMITS).
+ *
+ * The search squares and cubes lengths (Gram determinants, triple products): in metres these
+ * overflow from about 1e100 m (two overlapping boxes of edge 2e150 were reported apart) and
+ * underflow below 1e-100 m. It works instead on every length times unit, the power of two that
+ * brings the largest input coordinate (a point or a translation) into [0.5, 1); scaling by a
+ * power of two is exact, so at ordinary sizes the answer is the same number. */
 CASDYN_CVX_UNUSED
 static double casdyn_cvx_query(const double *va, int na, const double *pose_a, const double *vb,
                                int nb, const double *pose_b, double normal[3], double wa[3],
-                               double wb[3], int info[4])
+                               double wb[3], int info[4], double *bound)
 {
     casdyn_cvx_pair p;
     casdyn_cvx_vertex s[4], s_old[4], w;
     double lam_old[4], v_old[3];
     int k_old;
     double lam[4] = {1.0, 0.0, 0.0, 0.0}, v[3], dir[3], ra = 0.0, rb = 0.0, scale, tol, zero;
-    double vv, vlen, vw;
-    int i, k, iter, inside = 0;
+    double vv, vlen, vw, big = 0.0, lower = -DBL_MAX, x[3], sd;
+    int i, k, iter, inside = 0, exponent;
 
     info[0] = info[1] = info[2] = info[3] = 0;
+    *bound = 0.0;
     normal[0] = normal[1] = 0.0;
     normal[2] = 1.0;
     for (i = 0; i < 3; ++i)
         wa[i] = wb[i] = 0.0;
-    if (na < 1 || nb < 1) {
+    if (na < 1 || nb < 1 || !casdyn_cvx_largest(pose_a, 16, &big)
+        || !casdyn_cvx_largest(pose_b, 16, &big)) {
         info[0] |= CASDYN_CVX_BAD_INPUT;
         return NAN;
     }
-    for (i = 0; i < na; ++i)
-        ra = fmax(ra, sqrt(casdyn_cvx_dot(va + 3 * i, va + 3 * i)));
-    for (i = 0; i < nb; ++i)
-        rb = fmax(rb, sqrt(casdyn_cvx_dot(vb + 3 * i, vb + 3 * i)));
+    big = 0.0; /* the rotations' entries are not lengths */
+    if (!casdyn_cvx_largest(pose_a + 12, 3, &big) || !casdyn_cvx_largest(pose_b + 12, 3, &big)
+        || !casdyn_cvx_largest(va, 3 * na, &big) || !casdyn_cvx_largest(vb, 3 * nb, &big)) {
+        info[0] |= CASDYN_CVX_BAD_INPUT;
+        return NAN;
+    }
+    frexp(big, &exponent);
+    p.unit = ldexp(1.0, exponent < -1000 ? 1000 : -exponent); /* finite, also for big = 0 */
+    for (i = 0; i < na; ++i) {
+        x[0] = p.unit * va[3 * i];
+        x[1] = p.unit * va[3 * i + 1];
+        x[2] = p.unit * va[3 * i + 2];
+        ra = fmax(ra, sqrt(casdyn_cvx_dot(x, x)));
+    }
+    for (i = 0; i < nb; ++i) {
+        x[0] = p.unit * vb[3 * i];
+        x[1] = p.unit * vb[3 * i + 1];
+        x[2] = p.unit * vb[3 * i + 2];
+        rb = fmax(rb, sqrt(casdyn_cvx_dot(x, x)));
+    }
     for (i = 0; i < 3; ++i)
-        dir[i] = pose_b[12 + i] - pose_a[12 + i];
+        dir[i] = p.unit * pose_b[12 + i] - p.unit * pose_a[12 + i];
     scale = ra + rb + sqrt(casdyn_cvx_dot(dir, dir));
-    /* fmax ignores NaN: a sum of every input number finds NaN and infinities. */
-    vv = 0.0;
-    for (i = 0; i < 16; ++i)
-        vv += fabs(pose_a[i]) + fabs(pose_b[i]);
-    for (i = 0; i < 3 * na; ++i)
-        vv += fabs(va[i]);
-    for (i = 0; i < 3 * nb; ++i)
-        vv += fabs(vb[i]);
-    if (!isfinite(vv) || !isfinite(scale)) {
-        info[0] |= CASDYN_CVX_BAD_INPUT;
-        return NAN;
-    }
     if (!(scale > 0.0))
         scale = DBL_MIN;
     tol = CASDYN_CVX_TOL * scale;
@@ -961,6 +1009,7 @@ static double casdyn_cvx_query(const double *va, int na, const double *pose_a, c
         dir[2] = -v[2];
         casdyn_cvx_support(&p, dir, &w);
         vw = casdyn_cvx_dot(v, w.w);
+        lower = fmax(lower, vw / vlen); /* the support's gap along v: a lower bound of sd */
         if (vlen - vw / vlen <= tol)
             break; /* the distance lies in [v.w/|v|, |v|] */
         for (i = 0; i < k; ++i)
@@ -992,9 +1041,13 @@ static double casdyn_cvx_query(const double *va, int na, const double *pose_a, c
         casdyn_cvx_witness(&p, sp, lam, k, wa, wb);
         memcpy(normal, v, sizeof v);
         casdyn_cvx_normalize(normal);
+        vlen = sqrt(casdyn_cvx_dot(v, v)); /* sd lies in [lower, |v|] */
+        *bound = lower > -DBL_MAX ? fmax(vlen - lower, 0.0) / p.unit : HUGE_VAL;
         return casdyn_cvx_signed(&p, normal, wa, wb);
     }
-    return casdyn_cvx_epa(&p, s, k, lam, scale, normal, wa, wb, info);
+    sd = casdyn_cvx_epa(&p, s, k, lam, scale, normal, wa, wb, info, bound);
+    *bound /= p.unit;
+    return sd;
 }
 
 /* The signed distance between the convex hulls of two point sets.
@@ -1017,7 +1070,8 @@ static double casdyn_convex_distance(const double *va, int na, const double *pos
                                      double normal[3], double wa[3], double wb[3])
 {
     int info[4];
-    return casdyn_cvx_query(va, na, pose_a, vb, nb, pose_b, normal, wa, wb, info);
+    double bound;
+    return casdyn_cvx_query(va, na, pose_a, vb, nb, pose_b, normal, wa, wb, info, &bound);
 }
 
 #endif /* CASDYN_CONVEX_DISTANCE_C */
