@@ -39,6 +39,12 @@ class CacheWarning(UserWarning):
     see :mod:`casdyn.codegen.cache_dir`), so the process compiles into a private directory."""
 
 
+class ConvergenceWarning(RuntimeWarning):
+    """An iterative computation stopped at a capacity or iteration limit before its tolerance
+    (the convex-mesh distance routine's expanding polytope): the value is a bound, and the
+    warning says how far from the exact one it may be."""
+
+
 def suggest(name: str, candidates: Iterable[str]) -> str:
     """A sentence proposing the candidates closest to ``name``, or listing them all if few."""
     candidates = list(candidates)

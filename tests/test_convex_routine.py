@@ -5,17 +5,20 @@ and the routine's C inside compile() and export_c libraries."""
 
 from __future__ import annotations
 
+import itertools
+import warnings
+
 import casadi as ca
 import numpy as np
 import pinocchio as pin
 import pytest
-from geometry_reference import coal_distance, coal_shape, random_pose
+from geometry_reference import coal_distance, coal_shape, random_pose, separating_axis_distance
 from test_geometry_robot import PANDA, _link_poses
 
 import casdyn
 from casdyn import geometry as g
-from casdyn.errors import ExportError
-from casdyn.geometry import distance
+from casdyn.errors import ConvergenceWarning, ExportError
+from casdyn.geometry import cores, distance
 from casdyn.geometry.distance import routine_symbol
 
 # coal's GJK and EPA run to this tolerance: at its default (1e-6) its depths of these hulls
@@ -248,3 +251,94 @@ def test_a_fresh_process_exports_a_deserialised_graph(tmp_path):
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert abs(float(run.stdout) - float(f(pose))) <= 1e-14
+
+
+@pytest.mark.parametrize("size", [1e-150, 1e150, 1e300])
+def test_boxes_and_meshes_at_extreme_sizes_have_their_exact_distances(size):
+    """Two boxes of edge 2 size, rotated, overlapping by size / 2 and apart by size / 2, and a
+    sphere's centre inside a cube mesh, against closed forms. The routine squared and cubed
+    lengths in metres: two boxes of edge 2e150 overlapping by 5e149 were reported 1.1e150
+    apart."""
+    box = g.Box((2 * size,) * 3)
+    rotation = random_pose(np.random.default_rng(13), 0.0)
+    for offset, expected in ((1.5, -0.5), (2.5, 0.5)):
+        pose_b = rotation.copy()
+        pose_b[:3, 3] = rotation[:3, :3] @ [offset * size, 0, 0]
+        assert g.signed_distance(box, rotation, box, pose_b) == pytest.approx(expected * size,
+                                                                              rel=1e-12)
+    cube = g.ConvexMesh(np.array(list(itertools.product([-size, size], repeat=3))))
+    centre = np.eye(4)
+    centre[:3, 3] = [0.25 * size, -0.5 * size, 0.0]  # half the edge from the nearest face
+    assert g.signed_distance(g.Sphere(0.1 * size), centre, cube, np.eye(4)) == pytest.approx(
+        -0.6 * size, rel=1e-12)
+
+
+def test_the_routine_path_never_makes_the_fixed_graphs_edge_directions(monkeypatch):
+    """A hull's distinct edge directions take time quadratic in its size (the first distance
+    of a 5,000-vertex hull spent over four minutes on them) and only the fixed graph uses
+    them: no pair the routine computes makes them."""
+    def forbidden(hull):
+        raise AssertionError("the edge directions were made for a routine pair")
+
+    monkeypatch.setattr(cores, "edge_directions", forbidden)
+    rng = np.random.default_rng(16)
+    mesh, other = (g.ConvexMesh(rng.normal(size=(n, 3)) * 0.1) for n in (300, 200))
+    box, corners = g.Box((0.1, 0.2, 0.3)), np.array(list(itertools.product((-1, 1), repeat=3)))
+    as_hull = coal_shape(g.ConvexMesh(corners * [0.05, 0.1, 0.15]))  # coal's boxes: see above
+    pairs = [(mesh, other, None), (box, mesh, as_hull), (g.Sphere(0.05), mesh, None),
+             (g.Capsule(0.05, 0.2), mesh, None)]
+    for a, b, coal_a in pairs:
+        assert routine_symbol(a, b)
+        for _ in range(5):
+            pose = random_pose(rng, 0.3)
+            assert g.signed_distance(a, np.eye(4), b, pose) == pytest.approx(
+                coal_distance(a, np.eye(4), b, pose, coal_a=coal_a, epa=COAL_EPA), abs=1e-9)
+
+
+def test_a_full_polytope_warns_with_a_bound_that_holds_the_distance():
+    """800 points on a sphere (a Fibonacci lattice) against themselves at one pose: EPA needs
+    more vertices than its polytope holds (about 1.3 per point here). It used to return its
+    best bound silently, the depth 0.1 mm too large; now a ConvergenceWarning names the
+    capacity and the bound, which holds the true distance. Reference: the largest g(n) over a
+    dense sample of directions refined by Nelder-Mead, a lower bound of sd."""
+    from geometry_reference import _sphere_points
+
+    sphere = g.ConvexMesh(_sphere_points(800) * 0.1)
+    pose = random_pose(np.random.default_rng(18), 0.1)
+    with pytest.warns(ConvergenceWarning, match=r"EPA's vertex capacity.*known only to "
+                      r"within .* m \(overlapping, the depth returned is an upper bound\)"):
+        d = g.signed_distance(sphere, pose, sphere, pose)
+    limits, bound = distance.routine_report(sphere, pose, sphere, pose)
+    assert limits == 2 and 0 < bound <= 1e-3
+    reference = separating_axis_distance(sphere, pose, sphere, pose)
+    assert reference - d >= 5e-5  # the depth over-estimated, within the bound
+    assert reference <= d + bound
+
+
+@pytest.mark.slow
+def test_a_5000_vertex_hull_in_seconds_and_a_full_polytope_warns_with_its_bound():
+    """A hull of 5,000 points on a sphere: its distances agree with coal, with no warning;
+    against itself at one pose EPA needs more vertices than it holds (about 1.6 per point),
+    which a ConvergenceWarning says, with a bound that holds the true distance. Reference
+    there: the largest g(n) over a dense sample of directions refined by Nelder-Mead, a lower
+    bound of sd (coal stops early too: its depth is not the width along its own normal)."""
+    rng = np.random.default_rng(17)
+    points = rng.normal(size=(5000, 3))
+    sphere = g.ConvexMesh(points * 0.1 / np.linalg.norm(points, axis=1)[:, None])
+    assert len(sphere.vertices) == 5000
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        for translation in ([0.15, 0.1, 0.05], [0.3, -0.1, 0.1]):
+            pose = random_pose(rng, 0.0)
+            pose[:3, 3] = translation
+            assert g.signed_distance(sphere, np.eye(4), sphere, pose) == pytest.approx(
+                coal_distance(sphere, np.eye(4), sphere, pose, epa=COAL_EPA), abs=1e-9)
+    pose = random_pose(rng, 0.1)
+    with pytest.warns(ConvergenceWarning, match=r"EPA's vertex capacity.*known only to "
+                      r"within .* m \(overlapping, the depth returned is an upper bound\)"):
+        d = g.signed_distance(sphere, pose, sphere, pose)
+    limits, bound = distance.routine_report(sphere, pose, sphere, pose)
+    assert limits == 2 and 0 < bound <= 1e-3
+    reference = separating_axis_distance(sphere, pose, sphere, pose)
+    assert reference - d >= 1e-5  # the depth over-estimated, within the bound
+    assert reference <= d + bound

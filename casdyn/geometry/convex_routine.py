@@ -42,6 +42,13 @@ PREFIX = "casdyn_convex_"
 ROUTINE = Path(__file__).with_name("convex_distance.c")
 FLAGS = ("-O2", "-fPIC", "-shared")
 
+# the routine's output, in its symbol's hash: a library or a kept entry of another layout is
+# never called with this one's buffers
+OUTPUTS = "normal w_a w_b limits bound"
+LIMITS = {1: "GJK's iteration limit (1,000)",
+          2: "EPA's vertex capacity (CASDYN_CVX_MAX_VERTS = 1,000)",
+          4: "EPA's face capacity (CASDYN_CVX_MAX_FACES = 2,000)"}  # convex_distance.c's bits
+
 _lock = threading.Lock()
 _vertices: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # symbol -> (a's, b's) (n, 3)
 _loaded: dict[str, ca.Function] = {}
@@ -52,7 +59,8 @@ def symbol(vertices_a: np.ndarray, vertices_b: np.ndarray) -> str:
     registered, so that :func:`source` can write its C later."""
     a = np.ascontiguousarray(vertices_a, dtype=float)
     b = np.ascontiguousarray(vertices_b, dtype=float)
-    digest = hashlib.sha256(f"{a.shape} {b.shape}".encode() + a.tobytes() + b.tobytes())
+    digest = hashlib.sha256(f"{a.shape} {b.shape} {OUTPUTS}".encode() + a.tobytes()
+                            + b.tobytes())
     digest = digest.hexdigest()[:16]
     name = PREFIX + digest
     with _lock:
@@ -69,32 +77,35 @@ _COMMON = """
 #endif
 #ifndef CASDYN_CONVEX_ENTRIES
 #define CASDYN_CONVEX_ENTRIES
-/* sparsity patterns (CasADi's compressed column format): a dense 4x4 pose, the 9 outputs
-   (normal, then the witness points in a's and b's frames), their structurally zero
-   Jacobian with respect to a pose */
+/* sparsity patterns (CasADi's compressed column format): a dense 4x4 pose, the 11 outputs
+   (normal, the witness points in a's and b's frames, the CASDYN_CVX_LIMITS bits reached and
+   the width of the interval known to hold the distance), their structurally zero Jacobian
+   with respect to a pose */
 static const casadi_int casdyn_convex_pose[] = {4, 4, 0, 4, 8, 12, 16,
     0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3};
-static const casadi_int casdyn_convex_out[] = {9, 1, 0, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8};
-static const casadi_int casdyn_convex_zero[] = {9, 16,
+static const casadi_int casdyn_convex_out[] = {11, 1, 0, 11, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+static const casadi_int casdyn_convex_zero[] = {11, 16,
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
 static int casdyn_convex_call(const double *va, int na, const double *vb, int nb,
                               const casadi_real **arg, casadi_real **res) {
-  double pa[16], pb[16], out[9];
-  int k;
+  double pa[16], pb[16], out[11];
+  int k, info[4];
   for (k = 0; k < 16; ++k) {  /* CasADi passes a null argument for an all-zero input */
     pa[k] = arg[0] ? arg[0][k] : 0.0;
     pb[k] = arg[1] ? arg[1][k] : 0.0;
   }
-  casdyn_convex_distance(va, na, pa, vb, nb, pb, out, out + 3, out + 6);
-  if (res[0]) for (k = 0; k < 9; ++k) res[0][k] = out[k];
+  casdyn_cvx_query(va, na, pa, vb, nb, pb, out, out + 3, out + 6, info, out + 10);
+  out[9] = (double)(info[0] & CASDYN_CVX_LIMITS);
+  if (res[0]) for (k = 0; k < 11; ++k) res[0][k] = out[k];
   return 0;
 }
 #endif
 """
 
 _ENTRY = """
-/* {name}: the hulls of {na} and {nb} points; (pose_a, pose_b) -> (normal, w_a, w_b) */
+/* {name}: the hulls of {na} and {nb} points; (pose_a, pose_b) -> (normal, w_a, w_b,
+   limits, bound) */
 static const double {name}_a[{la}] = {{{a}}};
 static const double {name}_b[{lb}] = {{{b}}};
 int {name}(const casadi_real **arg, casadi_real **res, casadi_int *iw, casadi_real *w,
@@ -123,7 +134,7 @@ int fwd1_{name}(const casadi_real **arg, casadi_real **res, casadi_int *iw, casa
     int mem) {{
   int k;
   (void)arg; (void)iw; (void)w; (void)mem;
-  if (res[0]) for (k = 0; k < 9; ++k) res[0][k] = 0.0;
+  if (res[0]) for (k = 0; k < 11; ++k) res[0][k] = 0.0;
   return 0;
 }}
 casadi_int fwd1_{name}_n_in(void) {{ return 5; }}
@@ -221,8 +232,11 @@ def prepare(names) -> None:
 
 
 def routine(vertices_a: np.ndarray, vertices_b: np.ndarray) -> ca.Function:
-    """The external Function ``(pose_a 4x4, pose_b 4x4) -> [n; w_a; w_b]`` (9 x 1) of the
-    two hulls (vertices (n, 3) in their own frames)."""
+    """The external Function ``(pose_a 4x4, pose_b 4x4) -> [n; w_a; w_b; limits; bound]``
+    (11 x 1) of the two hulls (vertices (n, 3) in their own frames): the unit normal, the
+    witness points in the shapes' frames, the capacities or limits the search reached (bits,
+    :data:`LIMITS`; 0 when it converged) and the width of the interval known to hold the
+    distance (m)."""
     name = symbol(vertices_a, vertices_b)
     prepare([name])
     return _loaded[name]

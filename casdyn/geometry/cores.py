@@ -5,7 +5,7 @@ a cylinder, a plane), with the constant data its distances use, in the shape's o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import casadi as ca
 import numpy as np
@@ -17,38 +17,81 @@ from .shapes import Box, Capsule, ConvexMesh, Cylinder, Plane, Sphere
 
 @dataclass(frozen=True, eq=False)
 class _Polytope:
-    """The constant data of a polytope core in its own frame (3 x k DM matrices)."""
+    """The constant data of a polytope core in its own frame (3 x k DM matrices).
 
+    Only the vertices are made up front: the compiled routine needs nothing else. The rest is
+    the fixed graph's (:mod:`casdyn.geometry.distance`), made on first use: the distinct edge
+    directions alone compare each edge with the directions kept before it, quadratic in the
+    hull's size (a 5,000-vertex hull's first routine distance took over four minutes when
+    they were made for it)."""
+
+    hull: Hull
     vertices: ca.DM  # 3 x n
-    edge_start: ca.DM  # 3 x e
-    edge_vector: ca.DM  # 3 x e
-    directions: ca.DM  # 3 x k, the distinct edge directions (up to sign)
-    normals: ca.DM  # 3 x f, the distinct face normals
-    offsets: ca.DM  # 1 x f, normals' x <= offsets inside
-    tri_point: ca.DM  # 3 x t, a vertex of each triangle
-    tri_normal: ca.DM  # 3 x t
-    tri_sides: tuple  # three (3 x t normals, 1 x t offsets): the triangle's in-plane sides
+
+    @cached_property
+    def edge_start(self) -> ca.DM:  # 3 x e
+        return ca.DM(self.hull.vertices[self.hull.edges[:, 0]].T)
+
+    @cached_property
+    def edge_vector(self) -> ca.DM:  # 3 x e
+        v, edges = self.hull.vertices, self.hull.edges
+        return ca.DM((v[edges[:, 1]] - v[edges[:, 0]]).T)
+
+    @cached_property
+    def directions(self) -> ca.DM:  # 3 x k, the distinct edge directions (up to sign)
+        return ca.DM(edge_directions(self.hull).T)
+
+    @cached_property
+    def normals(self) -> ca.DM:  # 3 x f, the distinct face normals
+        return ca.DM(self.hull.normals.T)
+
+    @cached_property
+    def offsets(self) -> ca.DM:  # 1 x f, normals' x <= offsets inside
+        return ca.DM(self.hull.offsets[None, :])
+
+    @cached_property
+    def _triangles(self) -> tuple:
+        v = self.hull.vertices
+        a, b, c = (v[self.hull.triangles[:, i]] for i in range(3))
+        normal = np.cross(b - a, c - a)
+        normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+        sides = []
+        for p, q in ((a, b), (b, c), (c, a)):
+            outward = np.cross(q - p, normal)  # in the triangle's plane, away from its inside
+            outward /= np.linalg.norm(outward, axis=1, keepdims=True)
+            sides.append((ca.DM(outward.T), ca.DM(np.einsum("ij,ij->i", outward, p)[None, :])))
+        return ca.DM(a.T), ca.DM(normal.T), tuple(sides)
+
+    @property
+    def tri_point(self) -> ca.DM:  # 3 x t, a vertex of each triangle
+        return self._triangles[0]
+
+    @property
+    def tri_normal(self) -> ca.DM:  # 3 x t
+        return self._triangles[1]
+
+    @property
+    def tri_sides(self) -> tuple:  # three (3 x t normals, 1 x t offsets): in-plane sides
+        return self._triangles[2]
+
+
+def edge_directions(hull: Hull) -> np.ndarray:
+    """The distinct unit edge directions of ``hull`` up to sign, (k, 3): each edge's unless it
+    is parallel (``|cos| >= 1 - 1e-9``) to one kept before it. Quadratic in the hull's size:
+    only the fixed graph needs them."""
+    v = hull.vertices
+    kept = np.empty((len(hull.edges), 3))
+    count = 0
+    for d in v[hull.edges[:, 1]] - v[hull.edges[:, 0]]:
+        d = d / np.linalg.norm(d)
+        if np.all(np.abs(kept[:count] @ d) < 1 - 1e-9):
+            kept[count] = d
+            count += 1
+    return kept[:count]
 
 
 def _polytope(hull: Hull) -> _Polytope:
-    v = hull.vertices
-    start, end = v[hull.edges[:, 0]], v[hull.edges[:, 1]]
-    directions: list[np.ndarray] = []
-    for d in end - start:
-        d = d / np.linalg.norm(d)
-        if all(abs(d @ k) < 1 - 1e-9 for k in directions):
-            directions.append(d)
-    a, b, c = (v[hull.triangles[:, i]] for i in range(3))
-    normal = np.cross(b - a, c - a)
-    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
-    sides = []
-    for p, q in ((a, b), (b, c), (c, a)):
-        outward = np.cross(q - p, normal)  # in the triangle's plane, away from its inside
-        outward /= np.linalg.norm(outward, axis=1, keepdims=True)
-        sides.append((ca.DM(outward.T), ca.DM(np.einsum("ij,ij->i", outward, p)[None, :])))
-    return _Polytope(ca.DM(v.T), ca.DM(start.T), ca.DM((end - start).T),
-                     ca.DM(np.array(directions).T), ca.DM(hull.normals.T),
-                     ca.DM(hull.offsets[None, :]), ca.DM(a.T), ca.DM(normal.T), tuple(sides))
+    return _Polytope(hull, ca.DM(hull.vertices.T))
 
 
 @dataclass(frozen=True, eq=False)

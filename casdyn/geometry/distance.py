@@ -46,17 +46,18 @@ compiled library); their gradient is that of the witness points.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 from functools import lru_cache
 
 import casadi as ca
 import numpy as np
 
-from ..errors import InputError
+from ..errors import ConvergenceWarning, InputError
 from . import convex_routine, cylinders
 from . import primitives as pr
 from .cores import _Core, _core
-from .shapes import Mesh, _pose, _shape
+from .shapes import Box, Capsule, ConvexMesh, Cylinder, Mesh, Plane, Sphere, _pose, _shape
 
 _RANK = {"plane": 0, "point": 1, "segment": 2, "box": 3, "polytope": 4, "cylinder": 5}
 
@@ -353,6 +354,35 @@ def routine_symbol(a, b) -> str | None:
     return convex_routine.symbol(_points(ca_), _points(cb)) if _by_routine(ca_, cb) else None
 
 
+def routine_report(a, pose_a: np.ndarray, b, pose_b: np.ndarray) -> tuple[int, float] | None:
+    """``(limits, bound)`` of the compiled routine's search for shapes ``a`` and ``b`` at
+    numeric 4x4 poses: the capacities or limits it reached (bits of
+    :data:`casdyn.geometry.convex_routine.LIMITS`, 0 when it converged) and the width (m) of
+    the interval known to hold the distance; None for a pair the routine does not compute."""
+    ca_, cb, swap = _ordered(a, b)
+    if not _by_routine(ca_, cb):
+        return None
+    if swap:
+        pose_a, pose_b = pose_b, pose_a
+    out = np.asarray(convex_routine.routine(_points(ca_), _points(cb))(pose_a, pose_b)).ravel()
+    return int(out[9]), float(out[10])
+
+
+def _warn_if_stopped(a, pose_a: np.ndarray, b, pose_b: np.ndarray, d: float) -> None:
+    """A :class:`ConvergenceWarning` where the routine stopped at a capacity (see
+    :func:`routine_report`): its value is then a bound, not the distance."""
+    report = routine_report(a, pose_a, b, pose_b)
+    if not report or not report[0]:
+        return
+    limits, bound = report
+    reached = " and ".join(text for bit, text in convex_routine.LIMITS.items() if limits & bit)
+    warnings.warn(ConvergenceWarning(
+        f"signed_distance({a!r}, {b!r}): the convex distance routine stopped at {reached}; "
+        f"the distance {d:.9g} m is known only to within {bound:.3g} m (overlapping, the "
+        "depth returned is an upper bound). Hulls of fewer vertices avoid it (a coarser mesh, "
+        "or casdyn.geometry.with_fitted_capsules)"), stacklevel=3)
+
+
 def witness_points(a, pose_a, b, pose_b):
     """``(p_a, p_b)``: the closest points (3 x 1, the poses' frame) of the cores of two
     spheres or capsules, or None for other shapes. The shapes' signed distance is
@@ -371,16 +401,53 @@ def witness_points(a, pose_a, b, pose_b):
     return pr.segment_segment_points(*_segment(ca_, Ra, pa), *_segment(cb, Rb, pb))
 
 
+# The closed forms, the cylinders' searches and the fixed graph square lengths in metres (and
+# segments' fourth powers), and take 1e10 m for "no candidate here" (primitives.BIG): measured
+# exact from 1e-6 m to 1e9 m; above 1e10 m a capsule against a box was off by 70%, above
+# 1e154 m squares overflow. Their pairs refuse larger shapes. The hull and the compiled
+# routine scale lengths by a power of two and hold at any size (docs: "Sizes").
+MAX_CLOSED_FORM_SIZE = 1e9
+
+
+def _size(shape) -> float:
+    """The largest length of a shape (m): a radius, a length, an edge, or a hull vertex's
+    distance from its frame's origin along an axis."""
+    if isinstance(shape, Sphere):
+        return shape.radius
+    if isinstance(shape, Capsule | Cylinder):
+        return max(shape.radius, shape.length)
+    if isinstance(shape, Box):
+        return max(shape.size)
+    if isinstance(shape, ConvexMesh):
+        return float(np.max(np.abs(shape.vertices)))
+    return 0.0
+
+
+def _check_closed_form_size(a, b) -> None:
+    if isinstance(a, Plane) or isinstance(b, Plane):
+        return  # linear in the lengths: any size
+    for shape in (a, b):
+        if _size(shape) > MAX_CLOSED_FORM_SIZE:
+            raise InputError(
+                f"signed_distance of {a!r} and {b!r}: {shape!r} has a length of "
+                f"{_size(shape):.3g} m, beyond the {MAX_CLOSED_FORM_SIZE:.0e} m up to which "
+                "this pair's closed-form distance is exact (it squares lengths in metres); "
+                "the compiled routine's pairs (a ConvexMesh with a sphere, capsule, box or "
+                "ConvexMesh, and two boxes) hold at any size")
+
+
 def distance_expression(a, pose_a, b, pose_b, routine: bool = True):
     """The signed distance of shapes ``a`` and ``b`` as an expression of the 4x4 poses (SX or
     MX matrices, or numbers as DM). ``routine=False`` builds the fixed graph also for pairs
-    with a convex mesh (the tests' independent reference; large, see above)."""
+    with a convex mesh (the tests' independent reference; large, see above). Pairs not
+    computed by the routine refuse shapes larger than :data:`MAX_CLOSED_FORM_SIZE`."""
     ca_, cb, swap = _ordered(a, b)
     if swap:
         pose_a, pose_b = pose_b, pose_a
     if routine and _by_routine(ca_, cb):
         d = convex_routine.distance(_points(ca_), pose_a, _points(cb), pose_b)
     else:
+        _check_closed_form_size(a, b)
         d = _core_distance(ca_, pose_a, cb, pose_b)
     return d - ca_.radius - cb.radius
 
@@ -411,7 +478,9 @@ def signed_distance(a, pose_a, b, pose_b):
     or CasADi SX/MX symbols. Returns the distance (m) when the shapes are apart and minus the
     penetration depth (the length of the smallest translation that separates them) when they
     overlap: a float for numeric poses, an expression of the poses' kind otherwise. Value and
-    gradient are finite for every input.
+    gradient are finite for every input. Numeric poses of a pair whose compiled routine stops
+    at a capacity before its tolerance (EPA on detailed round hulls deep in each other) give a
+    :class:`casdyn.errors.ConvergenceWarning` with the value's error bound.
     """
     _shape(a, "signed_distance: a")
     _shape(b, "signed_distance: b")
@@ -421,8 +490,10 @@ def signed_distance(a, pose_a, b, pose_b):
                              "ConvexMesh (e.g. Mesh(...).convex())")
     symbolic = [isinstance(x, ca.SX | ca.MX) for x in (pose_a, pose_b)]
     if not any(symbolic):
-        f = distance_function(a, b)
-        return float(f(_pose(pose_a, "pose_a"), _pose(pose_b, "pose_b")))
+        pose_a, pose_b = _pose(pose_a, "pose_a"), _pose(pose_b, "pose_b")
+        d = float(distance_function(a, b)(pose_a, pose_b))
+        _warn_if_stopped(a, pose_a, b, pose_b, d)
+        return d
     kind = type(pose_a) if symbolic[0] else type(pose_b)
     poses = []
     for pose, what, sym in ((pose_a, "pose_a", symbolic[0]), (pose_b, "pose_b", symbolic[1])):
