@@ -342,3 +342,37 @@ def test_a_5000_vertex_hull_in_seconds_and_a_full_polytope_warns_with_its_bound(
     reference = separating_axis_distance(sphere, pose, sphere, pose)
     assert reference - d >= 1e-5  # the depth over-estimated, within the bound
     assert reference <= d + bound
+
+
+def test_collision_distances_warn_where_the_routine_stopped(tmp_path):
+    """The robot-level call says it too: a link whose collision mesh is the 800-point sphere,
+    an obstacle of the same hull placed on it (EPA runs out of vertices); the pairs apart and
+    a batch of configurations are unaffected."""
+    from geometry_reference import _sphere_points
+    from scipy.spatial import ConvexHull
+
+    points = _sphere_points(800) * 0.1
+    faces = ConvexHull(points).simplices + 1
+    (tmp_path / "ball.obj").write_text(
+        "".join(f"v {x:.17g} {y:.17g} {z:.17g}\n" for x, y, z in points)
+        + "".join(f"f {i} {j} {k}\n" for i, j, k in faces))
+    inertial = ('<inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" '
+                'iyz="0" izz="0.1"/></inertial>')
+    urdf = (f'<robot name="ball_arm"><link name="base">{inertial}</link>'
+            f'<link name="ball">{inertial}<collision><geometry><mesh filename="ball.obj"/>'
+            '</geometry></collision></link><joint name="turn" type="revolute">'
+            '<parent link="base"/><child link="ball"/><axis xyz="0 0 1"/>'
+            '<limit lower="-3" upper="3" effort="1" velocity="1"/></joint></robot>')
+    (tmp_path / "ball_arm.urdf").write_text(urdf)
+    robot = casdyn.load_urdf(tmp_path / "ball_arm.urdf")
+    rock = g.Obstacle("rock", g.ConvexMesh(points), np.eye(4))
+    with pytest.warns(ConvergenceWarning, match=r"collision_distances \(rock, .*\): the convex "
+                      r"distance routine stopped at EPA's vertex capacity"):
+        [d] = robot.collision_distances([0.0], obstacles=[rock])
+    assert d < -0.19
+    away = np.eye(4)
+    away[:3, 3] = [1.0, 0.0, 0.0]
+    far = g.Obstacle("far", g.ConvexMesh(points), away)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        robot.collision_distances(np.array([[0.0], [0.3]]), obstacles=[far])

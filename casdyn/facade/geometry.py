@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..functions.cache import FunctionCache
 from ..model.tree import Model
 from ..runtime.engine import NumericEngine
@@ -59,11 +61,19 @@ class GeometryMethods:
     def collision_distances(self, q, pairs=None, obstacles=()):
         """Signed distances (m) of ``pairs`` (default :attr:`collision_pairs`), then of each
         ``casdyn.geometry.Obstacle`` against every collision geometry: 1-D array."""
-        from ..geometry.robot import distance_options
+        from ..geometry.robot import distance_options, warn_where_the_routine_stopped
 
         options = distance_options(pairs, obstacles, False)
         del options["jacobian"]
-        return self._call("collision_distances", options, q=q)
+        d = self._call("collision_distances", options, q=q)
+        if isinstance(d, np.ndarray):  # numeric: say where the compiled routine stopped short
+            geometry = self._robot_geometry
+            listed = geometry.pairs if options["pairs"] is None else options["pairs"]
+            rows = np.reshape(q, (-1, self._model.nq)), np.reshape(d, (-1, d.shape[-1]))
+            for q_k, d_k in zip(*rows, strict=True):
+                warn_where_the_routine_stopped(self._model, geometry.collision, listed,
+                                               options["obstacles"], q_k, d_k)
+        return d
 
     # --- viewer (casdyn.viewer) ------------------------------------------------------------
     def show(self, q=None, *, geometry: str = "visual", port: int | None = None,

@@ -368,19 +368,21 @@ def routine_report(a, pose_a: np.ndarray, b, pose_b: np.ndarray) -> tuple[int, f
     return int(out[9]), float(out[10])
 
 
-def _warn_if_stopped(a, pose_a: np.ndarray, b, pose_b: np.ndarray, d: float) -> None:
-    """A :class:`ConvergenceWarning` where the routine stopped at a capacity (see
-    :func:`routine_report`): its value is then a bound, not the distance."""
+def warn_if_stopped(what: str, a, pose_a: np.ndarray, b, pose_b: np.ndarray, d: float,
+                    stacklevel: int = 3) -> None:
+    """A :class:`ConvergenceWarning` naming ``what`` where the routine stopped at a capacity
+    for shapes ``a``, ``b`` at numeric poses (see :func:`routine_report`): its value ``d``
+    is then a bound, not the distance."""
     report = routine_report(a, pose_a, b, pose_b)
     if not report or not report[0]:
         return
     limits, bound = report
     reached = " and ".join(text for bit, text in convex_routine.LIMITS.items() if limits & bit)
     warnings.warn(ConvergenceWarning(
-        f"signed_distance({a!r}, {b!r}): the convex distance routine stopped at {reached}; "
-        f"the distance {d:.9g} m is known only to within {bound:.3g} m (overlapping, the "
-        "depth returned is an upper bound). Hulls of fewer vertices avoid it (a coarser mesh, "
-        "or casdyn.geometry.with_fitted_capsules)"), stacklevel=3)
+        f"{what}: the convex distance routine stopped at {reached}; the distance {d:.9g} m "
+        f"is known only to within {bound:.3g} m (overlapping, the depth returned is an upper "
+        "bound). Hulls of fewer vertices avoid it (a coarser mesh, or "
+        "casdyn.geometry.with_fitted_capsules)"), stacklevel=stacklevel)
 
 
 def witness_points(a, pose_a, b, pose_b):
@@ -492,7 +494,7 @@ def signed_distance(a, pose_a, b, pose_b):
     if not any(symbolic):
         pose_a, pose_b = _pose(pose_a, "pose_a"), _pose(pose_b, "pose_b")
         d = float(distance_function(a, b)(pose_a, pose_b))
-        _warn_if_stopped(a, pose_a, b, pose_b, d)
+        warn_if_stopped(f"signed_distance({a!r}, {b!r})", a, pose_a, b, pose_b, d)
         return d
     kind = type(pose_a) if symbolic[0] else type(pose_b)
     poses = []

@@ -316,6 +316,28 @@ def distance_outputs(model, geometry, pairs, obstacles, jacobian: bool | str, q)
     return [ca.substitute(moved, v, zero), ca.substitute(ca.jacobian(moved, v), v, zero)]
 
 
+def warn_where_the_routine_stopped(model, geometry, pairs, obstacles, q, d) -> None:
+    """A :class:`casdyn.errors.ConvergenceWarning` for each distance of ``d`` (numeric, as
+    :func:`distance_expressions` orders them, at numeric ``q``) that the compiled routine
+    left at a capacity, naming the pair and the bound on its error. Only overlapping or
+    touching pairs of the routine are asked: its capacities are EPA's (GJK on polytopes
+    ends long before its iteration limit), so a robot clear of collisions pays nothing."""
+    from .distance import warn_if_stopped
+
+    d = np.asarray(d, dtype=float).ravel()
+    placed = None
+    for k, value in enumerate(d):
+        if value > 0:
+            continue
+        if placed is None:
+            placed = list(_placed_pairs(model, geometry, pairs, obstacles, ca.DM(q)))
+        label, a, pose_a, _, b, pose_b, _ = placed[k]
+        if routine_symbol(a, b) is not None:
+            pose_a, pose_b = (np.array(ca.evalf(ca.SX(pose))) for pose in (pose_a, pose_b))
+            warn_if_stopped(f"collision_distances ({label})", a, pose_a, b, pose_b, value,
+                            stacklevel=4)
+
+
 def _prepare_routines(geometry, pairs, obstacles) -> None:
     """Build the compiled routine of every pair of detailed convex meshes among ``pairs``
     and ``obstacles`` (:mod:`casdyn.geometry.convex_routine`) at once: one library, one
