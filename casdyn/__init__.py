@@ -14,6 +14,7 @@ from .arguments import flag as _flag
 from .errors import (
     CacheWarning,
     CasdynError,
+    ConvergenceWarning,
     ExportError,
     InputError,
     ModelError,
@@ -36,6 +37,7 @@ __all__ = [
     "CacheWarning",
     "CasdynError",
     "Contact",
+    "ConvergenceWarning",
     "ExportError",
     "InputError",
     "Loop",
