@@ -85,17 +85,31 @@ def urdf_text(request) -> str:
     return model_urdf(request.param)
 
 
-CORPUS = pytest.StashKey[dict]()
+# file -> outcome of the corpus tests, gathered where the run is reported: each test hands
+# its outcome over in its report (so the count is right when pytest-xdist runs the tests in
+# worker processes too)
+_CORPUS: dict = {}
 
 
 @pytest.fixture
-def corpus_results(request) -> dict:
+def corpus_results(request):
     """file -> outcome, for the count printed after the run (test_corpus.py)."""
-    return request.config.stash.setdefault(CORPUS, {})
+    results: dict = {}
+    yield results
+    request.node.user_properties.extend(("corpus", (*key, outcome))
+                                        for key, outcome in results.items())
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "teardown":
+        for name, value in report.user_properties:
+            if name == "corpus":
+                kind, file, outcome = value
+                _CORPUS[(kind, file)] = outcome
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    results = config.stash.get(CORPUS, {})
+    results = _CORPUS
     for base in ("fixed", "floating"):
         outcomes = {name: outcome for (kind, name), outcome in results.items() if kind == base}
         if not outcomes:
