@@ -50,6 +50,8 @@ __all__ = [
     "load_robot",
     "load_urdf",
     "robot_names",
+    "robot_srdf",
+    "robot_urdf",
 ]
 
 
