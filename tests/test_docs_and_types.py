@@ -135,3 +135,15 @@ def test_the_mpc_pages_loop_runs_and_crouches():
     assert abs(namespace["q"][2] - q_ref[2] - 0.04) < 1e-12
     assert abs(x[2] - q_ref[2]) < 0.005  # down by 4 cm, to within 5 mm
     assert np.abs(x[namespace["robot"].nq:]).max() < 0.05  # and nearly still
+
+
+def test_the_readmes_test_command_is_what_ci_runs():
+    """The README's second command is .ci/run, which runs .ci/test: one script, not two
+    copies of a command line that drift apart."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = re.search(r"^## Two commands\n.*?```bash\n(.*?)```", readme, re.M | re.S).group(1)
+    assert ".ci/run" in commands.splitlines()
+    assert (ROOT / ".ci" / "run").read_text().rstrip().endswith("\n.ci/test")
+    steps = (ROOT / ".ci" / "test").read_text()
+    for step in ('pip install -q ".[test]"', "ruff check .", 'pytest -q "$@"'):
+        assert f"\n{step}\n" in steps, step
