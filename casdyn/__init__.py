@@ -52,6 +52,8 @@ __all__ = [
     "load_robot",
     "load_urdf",
     "robot_names",
+    "robot_srdf",
+    "robot_urdf",
 ]
 
 

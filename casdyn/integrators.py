@@ -13,6 +13,8 @@ import casadi as ca
 from . import arguments
 from .algorithms import configuration
 
+__all__ = ["rk4", "rk4_step", "state_derivative"]
+
 
 def rk4(f: Callable, x, u, h: float):
     """One classical Runge-Kutta step: ``x(t + h)`` for ``x' = f(x, u)`` with ``u`` held

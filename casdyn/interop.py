@@ -30,6 +30,8 @@ from . import arguments
 from .errors import CasdynError, InputError
 from .model.tree import Joint
 
+__all__ = ["from_pinocchio", "to_pinocchio", "velocity_map"]
+
 FREE_FLYER = "JointModelFreeFlyer"
 MIMIC = "JointModelMimic"
 

@@ -378,7 +378,7 @@ def test_the_installed_packages_models_agree_with_mujoco(capsys):
             print(f"  skipped {shown}: {reason}")
     assert not disagree, disagree
     # gymnasium and dm_control are in the test extra; robosuite's models come from
-    # `pip install --no-deps robosuite` (the README's test command): its dependencies pin
-    # numpy<2, and only its MJCF files are read
+    # `pip install --no-deps robosuite` (in .ci/test, the README's test command): its
+    # dependency mink 0.0.5 pins numpy<2, and only its MJCF files are read
     assert not missing, (f"not installed: {missing}; pip install \".[test]\" && pip install "
                          "--no-deps robosuite==1.5.2")

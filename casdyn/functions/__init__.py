@@ -18,3 +18,4 @@ from . import build_geometry  # noqa: F401
 from .registry import SIGNATURES
 
 FUNCTION_NAMES = tuple(SIGNATURES)
+"""The names ``robot.function(name)`` accepts, one per registered CasADi Function."""

@@ -36,7 +36,9 @@ from .poses import pose_function
 from .trajectory import Trajectory, friction_half_angle, trajectory
 
 GEOMETRY_KINDS = ("visual", "collision", "frames")
-DEFAULT_MU = 0.7  # a rubber foot on a hard floor; pass the value of your own model
+DEFAULT_MU = 0.7
+"""The default ``mu`` of :meth:`Viewer.play`'s friction cones: a rubber foot on a hard floor;
+pass the value of your own model."""
 FRAME_RATE = 30.0  # Hz: playback redraws and recorded frames
 
 
