@@ -44,6 +44,9 @@ class Signature:
     # a numeric call selects the variant with the option of that name False; None: none
     optional: str | None = field(init=False)
 
+    def __repr__(self) -> str:
+        return f"<Function {self.name}({', '.join(self.inputs)}) -> {', '.join(self.outputs)}>"
+
     def __post_init__(self):
         optional = [i.name for i in self.takes if i.optional]
         for name in optional:

@@ -121,8 +121,8 @@ class NumericEngine:
                 if values.get(name_q) is not None:
                     values[name_q] = arguments.quaternions(values[name_q], name_q, self.model.nq,
                                                            self._quaternions)
-        optional = signature.optional
-        absent = optional is not None and values.get(optional, 0) is None
+        optional = signature.optional  # None if it has none (no value is keyed None)
+        absent = values.get(optional, 0) is None
         shared = (signature, absent) if options is None else None
         native = self._entry_points.get(shared) if shared else None
         entry = None
