@@ -75,6 +75,19 @@ def load_urdf(source: str | _os.PathLike, *, gravity=(0.0, 0.0, -9.81),
     ``loops``: closed kinematic loops (:class:`Loop`) the robot holds (``robot.loops``).
     ``package_dirs``: directories where ``package://`` mesh names are looked for.
     """
+    def geometry(model: Model, disabled: tuple):
+        from .geometry.robot import RobotGeometry
+
+        return RobotGeometry(model, source, package_dirs, disabled)
+
+    return _urdf_robot(source, gravity, floating_base, joint_friction, armature,
+                       friction_smoothing, srdf, loops, geometry)
+
+
+def _urdf_robot(source, gravity, floating_base, joint_friction, armature, friction_smoothing,
+                srdf, loops, geometry) -> RigidBodyTree:
+    """:func:`load_urdf`'s robot, with the geometry ``geometry(model, disabled pairs)``
+    (the robot's for life: its ``collision_distances`` are of it)."""
     floating_base = _flag(floating_base, "floating_base")
     joint_friction = _flag(joint_friction, "joint_friction")
     if armature is not None and not isinstance(armature, dict):
@@ -82,13 +95,11 @@ def load_urdf(source: str | _os.PathLike, *, gravity=(0.0, 0.0, -9.81),
     srdf_data = _read_srdf(srdf) if srdf is not None else None
     model = build_model(read_urdf(source), gravity, floating_base, joint_friction, armature,
                         friction_smoothing)
-    robot = RigidBodyTree(_with_loops(model, loops) if loops else model, srdf_data)
+    held = _with_loops(model, loops) if loops else model
+    disabled = srdf_data.disable_collisions if srdf_data else ()
+    robot = RigidBodyTree(held, srdf_data, geometry(held, disabled))
     if srdf_data is not None:  # links it lacks, repeated states, poses past the limits
-        _warn_srdf(srdf_data, model, stacklevel=2)
-    from .geometry.robot import RobotGeometry
-
-    robot._geometry = RobotGeometry(robot.model, source, package_dirs,
-                                    robot.disabled_collision_pairs)
+        _warn_srdf(srdf_data, model, stacklevel=3)  # at the caller of load_urdf, load_robot
     return robot
 
 
@@ -126,11 +137,11 @@ def load_mjcf(source, *, floating_base: bool | None = None, gravity=None,
         model = _replace(model, joints=(_replace(model.joints[0], damping=read.base_damping[0],
                                                  friction=read.base_damping[1]),
                                         *model.joints[1:]))
-    robot = RigidBodyTree(_with_loops(model, read.loops) if read.loops else model)
     from .geometry.mjcf_geometry import MJCFGeometry
 
-    robot._geometry = MJCFGeometry(robot.model, read.mj_model, read.placement, read.body_names)
-    return robot
+    held = _with_loops(model, read.loops) if read.loops else model
+    return RigidBodyTree(held, geometry=MJCFGeometry(held, read.mj_model, read.placement,
+                                                      read.body_names))
 
 
 def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81), floating_base: bool = False,
@@ -140,14 +151,15 @@ def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81), floating_base: bool = Fa
     """Load a robot shipped with casdyn; :func:`robot_names` lists them. ``srdf=None``
     takes the robot's own SRDF where it ships one (solo12: ``standing``)."""
     urdf = robot_urdf(name)  # an unknown name is refused before its SRDF is looked for
-    robot = load_urdf(urdf, gravity=gravity, floating_base=floating_base,
-                      joint_friction=joint_friction, armature=armature,
-                      friction_smoothing=friction_smoothing,
-                      srdf=robot_srdf(name) if srdf is None else srdf)
-    from .geometry.robot import shipped_geometry
 
-    robot._geometry = shipped_geometry(robot.model, name, robot.disabled_collision_pairs)
-    return robot
+    def geometry(model: Model, disabled: tuple):
+        from .geometry.robot import shipped_geometry
+
+        return shipped_geometry(model, name, disabled)
+
+    return _urdf_robot(urdf, gravity, floating_base, joint_friction, armature,
+                       friction_smoothing, robot_srdf(name) if srdf is None else srdf, (),
+                       geometry)
 
 
 def __dir__() -> list[str]:

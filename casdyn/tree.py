@@ -1,7 +1,11 @@
 """The user-facing :class:`RigidBodyTree`: MATLAB's ``rigidBodyTree`` operations in Python.
 
 The class is thin: it checks arguments, fills defaults the way RST does for ``[]``, and calls
-the cached CasADi Functions, numerically (NumPy out) or symbolically (CasADi out).
+the cached CasADi Functions, numerically (NumPy out) or symbolically (CasADi out). Each
+method calls its Function by the Function's signature object, imported under the same name
+from the module that builds it (``inverse_dynamics`` from
+:mod:`casdyn.functions.build_dynamics`), so a reader goes from the method to the builder in
+one step.
 """
 
 from __future__ import annotations
@@ -10,21 +14,48 @@ import casadi as ca
 import numpy as np
 
 from . import arguments
-from .algorithms import configuration, identification
+from .algorithms import configuration
 from .codegen import background
 from .errors import InputError
 from .facade.codegen import CodegenMethods
 from .facade.contacts import ContactMethods
 from .facade.geometry import GeometryMethods
 from .facade.identification import IdentificationMethods
+from .functions.build_dynamics import (
+    bias_force,
+    centroidal_momentum,
+    centroidal_momentum_bias,
+    centroidal_momentum_matrix,
+    forward_dynamics,
+    forward_dynamics_derivatives,
+    gravity_torque,
+    inverse_dynamics,
+    inverse_dynamics_derivatives,
+    kinetic_energy,
+    mass_matrix,
+    potential_energy,
+    velocity_product,
+)
+from .functions.build_kinematics import (
+    center_of_mass,
+    difference,
+    external_force,
+    frame_acceleration,
+    frame_velocity,
+    geometric_jacobian,
+    get_transform,
+    integrate,
+    jacobian_time_derivative,
+)
 from .functions.cache import FunctionCache
+from .functions.inputs import V
 from .functions.registry import describe_functions
 from .model import srdf
 from .model.build import build_model
 from .model.locking import locked_description
 from .model.loops import with_loops
 from .model.tree import Model
-from .runtime.engine import NumericEngine, frozen
+from .runtime.engine import NumericEngine
 
 _task = arguments.task_options  # the options of a task-space function
 
@@ -40,25 +71,26 @@ class RigidBodyTree(IdentificationMethods, ContactMethods, GeometryMethods, Code
     per entry of ``body_names``.
     """
 
-    def __init__(self, model: Model, srdf_data: srdf.SRDF | None = None):
+    def __init__(self, model: Model, srdf_data: srdf.SRDF | None = None, geometry=None):
+        """``geometry``: the robot's collision and visual geometry
+        (:class:`casdyn.geometry.robot.RobotGeometry` or MJCF's), fixed for the robot's life;
+        None reads its URDF's on first use. The loaders give it."""
         self._model = model
         self._srdf = srdf_data
         self._named = configuration.named(srdf_data, model) if srdf_data else {}
-        self._functions = FunctionCache(model)
+        self._functions = FunctionCache(model, geometry)
         self._engine = NumericEngine(model, self._functions)
         if background.enabled():  # compiled in the background after a while
             self._engine.counter = background.CallCounter(self._engine)
         self._call = self._engine.call
-        self._pi = frozen(identification.inertial_parameters(model))
 
     def __getstate__(self) -> dict:
         # Functions are rebuilt on demand after unpickling; the geometry keeps its source
         return {"model": self._model, "srdf": self._srdf,
-                "geometry": getattr(self, "_geometry", None)}
+                "geometry": self._functions.stages.given_geometry}
 
     def __setstate__(self, state: dict) -> None:
-        RigidBodyTree.__init__(self, state["model"], state.get("srdf"))
-        self._geometry = state.get("geometry")
+        RigidBodyTree.__init__(self, state["model"], state.get("srdf"), state.get("geometry"))
 
     # --- description ----------------------------------------------------------------------
     @property
@@ -205,14 +237,14 @@ class RigidBodyTree(IdentificationMethods, ContactMethods, GeometryMethods, Code
         ``v`` (nv,) for ``dt``: plain addition for 1-dof joints, the exponential of the body
         twist for free (SE(3)) and planar (SE(2)) joints; quaternions come out with unit
         norm."""
-        v = self._engine.check("v", v)
+        v = self._engine.check(V.name, v)
         if not isinstance(dt, arguments.SYMBOLIC):  # a symbolic dt (Opti) multiplies as is
             dt = arguments.finite_number(dt, "dt")
-        return self._call("integrate", q=q, v=v if isinstance(dt, float) and dt == 1 else v * dt)
+        return self._call(integrate, q=q, v=v if isinstance(dt, float) and dt == 1 else v * dt)
 
     def difference(self, q0, q1):
         """``q1 ⊖ q0`` (nv,): the rates ``v`` with ``integrate(q0, v) == q1``."""
-        return self._call("difference", q0=q0, q1=q1)
+        return self._call(difference, q0=q0, q1=q1)
 
     # --- dynamics -------------------------------------------------------------------------
     def inverse_dynamics(self, q=None, qd=None, qdd=None, fext=None):
@@ -221,46 +253,46 @@ class RigidBodyTree(IdentificationMethods, ContactMethods, GeometryMethods, Code
         The torque the actuators must supply to produce ``qdd`` while ``fext`` pushes on
         the bodies. Defaults: home configuration, zero rates, no external force.
         """
-        return self._call("inverse_dynamics", q=q, qd=qd, qdd=qdd, fext=fext)
+        return self._call(inverse_dynamics, q=q, qd=qd, qdd=qdd, fext=fext)
 
     def forward_dynamics(self, q=None, qd=None, tau=None, fext=None):
         """Joint accelerations ``qdd = M^-1 (tau - C qd - g + sum_b J_b^T fext_b)``, (nv,)."""
-        return self._call("forward_dynamics", q=q, qd=qd, tau=tau, fext=fext)
+        return self._call(forward_dynamics, q=q, qd=qd, tau=tau, fext=fext)
 
     def mass_matrix(self, q=None):
         """The joint-space inertia matrix ``M(q)``, (nv, nv), symmetric positive definite."""
-        return self._call("mass_matrix", q=q)
+        return self._call(mass_matrix, q=q)
 
     def velocity_product(self, q=None, qd=None):
         """Coriolis and centrifugal torques ``C(q, qd) qd``, (nv,)."""
-        return self._call("velocity_product", q=q, qd=qd)
+        return self._call(velocity_product, q=q, qd=qd)
 
     def gravity_torque(self, q=None):
         """The torque ``g(q)`` that holds the robot still against gravity, (nv,)."""
-        return self._call("gravity_torque", q=q)
+        return self._call(gravity_torque, q=q)
 
     def bias_force(self, q=None, qd=None):
         """``C(q, qd) qd + g(q)``, (nv,): inverse dynamics at zero acceleration without
         external forces (Pinocchio's ``nonLinearEffects``, adam's ``bias_force``)."""
-        return self._call("bias_force", q=q, qd=qd)
+        return self._call(bias_force, q=q, qd=qd)
 
     def inverse_dynamics_derivatives(self, q=None, qd=None, qdd=None, fext=None):
         """``(dtau_dq, dtau_dqd, dtau_dqdd)``, each (nv, nv): the Jacobians of
         :meth:`inverse_dynamics` (``dtau_dqdd`` is the mass matrix)."""
-        return self._call("inverse_dynamics_derivatives", q=q, qd=qd, qdd=qdd, fext=fext)
+        return self._call(inverse_dynamics_derivatives, q=q, qd=qd, qdd=qdd, fext=fext)
 
     def forward_dynamics_derivatives(self, q=None, qd=None, tau=None, fext=None):
         """``(dqdd_dq, dqdd_dqd, dqdd_dtau)``, each (nv, nv): the Jacobians of
         :meth:`forward_dynamics`, i.e. the state-space linearisation an MPC needs
         (``dqdd_dtau`` is the inverse mass matrix)."""
-        return self._call("forward_dynamics_derivatives", q=q, qd=qd, tau=tau, fext=fext)
+        return self._call(forward_dynamics_derivatives, q=q, qd=qd, tau=tau, fext=fext)
 
     # --- kinematics -----------------------------------------------------------------------
     def geometric_jacobian(self, q, body: str, point=None, reference_frame: str = "base"):
         """``6 x nv`` Jacobian of ``body``'s frame origin (or of ``point``, 3, in its frame):
         ``[w; v] = J qd``, base-frame axes; ``reference_frame="local"``: the body's axes
         (Pinocchio's ``LOCAL``; ``"base"`` is its ``LOCAL_WORLD_ALIGNED``)."""
-        return self._call("geometric_jacobian", _task(body, point, reference_frame), q=q)
+        return self._call(geometric_jacobian, _task(body, point, reference_frame), q=q)
 
 
     # --- task space ---------------------------------------------------------------------------
@@ -268,21 +300,21 @@ class RigidBodyTree(IdentificationMethods, ContactMethods, GeometryMethods, Code
         """``[w; v]`` (6,): ``body``'s angular velocity and the velocity of its frame origin
         (or of ``point``, 3, in its frame), base-frame axes (``"local"``: the body's);
         ``J qd``."""
-        return self._call("frame_velocity", _task(body, point, reference_frame), q=q, qd=qd)
+        return self._call(frame_velocity, _task(body, point, reference_frame), q=q, qd=qd)
 
     def frame_acceleration(self, q, qd, qdd, body: str, point=None,
                            reference_frame: str = "base"):
         """``[dw/dt; dv/dt]`` (6,): the classical accelerations of ``body`` and of its frame
         origin (or ``point``), base-frame axes, ``J qdd + Jdot qd``; ``"local"``: the same
         vectors in the body's axes, ``J qdd + Jdot qd + [0; w x v]`` with the local ones."""
-        return self._call("frame_acceleration", _task(body, point, reference_frame), q=q,
+        return self._call(frame_acceleration, _task(body, point, reference_frame), q=q,
                           qd=qd, qdd=qdd)
 
     def jacobian_time_derivative(self, q, qd, body: str, point=None,
                                  reference_frame: str = "base"):
         """``Jdot`` (6, nv): the time derivative of :meth:`geometric_jacobian` (with the same
         ``reference_frame``) along ``qd``."""
-        return self._call("jacobian_time_derivative", _task(body, point, reference_frame),
+        return self._call(jacobian_time_derivative, _task(body, point, reference_frame),
                           q=q, qd=qd)
 
     # --- momentum and energy --------------------------------------------------------------------
@@ -290,23 +322,23 @@ class RigidBodyTree(IdentificationMethods, ContactMethods, GeometryMethods, Code
         """``A_G`` (6, nv): ``A_G qd = [k_G; l]``, the angular momentum about the centre of
         mass and the linear momentum, base-frame axes (angular first; Pinocchio's ``Ag`` puts
         the linear part first)."""
-        return self._call("centroidal_momentum_matrix", q=q)
+        return self._call(centroidal_momentum_matrix, q=q)
 
     def centroidal_momentum(self, q=None, qd=None):
         """``h_G = A_G qd = [k_G; l]`` (6,)."""
-        return self._call("centroidal_momentum", q=q, qd=qd)
+        return self._call(centroidal_momentum, q=q, qd=qd)
 
     def centroidal_momentum_bias(self, q=None, qd=None):
         """``Adot_G qd`` (6,): ``d h_G/dt = A_G qdd + Adot_G qd``."""
-        return self._call("centroidal_momentum_bias", q=q, qd=qd)
+        return self._call(centroidal_momentum_bias, q=q, qd=qd)
 
     def kinetic_energy(self, q=None, qd=None):
         """``qd^T M qd / 2``, a scalar."""
-        return arguments.scalar(self._call("kinetic_energy", q=q, qd=qd))
+        return arguments.scalar(self._call(kinetic_energy, q=q, qd=qd))
 
     def potential_energy(self, q=None):
         """``-m g . c``, a scalar: zero with the centre of mass at the base origin."""
-        return arguments.scalar(self._call("potential_energy", q=q))
+        return arguments.scalar(self._call(potential_energy, q=q))
 
 
 
@@ -316,12 +348,12 @@ class RigidBodyTree(IdentificationMethods, ContactMethods, GeometryMethods, Code
         It maps points from ``body`` coordinates to ``relative_to`` coordinates. MATLAB's
         ``getTransform(robot, q, A, B)`` is ``get_transform(q, B, relative_to=A)``.
         """
-        return self._call("get_transform", {"body": body, "relative_to": relative_to}, q=q)
+        return self._call(get_transform, {"body": body, "relative_to": relative_to}, q=q)
 
     def center_of_mass(self, q=None):
         """``(com, com_jacobian)``: the centre of mass of all bodies in the base frame, (3,),
         and its Jacobian, (3, nv)."""
-        return self._call("center_of_mass", q=q)
+        return self._call(center_of_mass, q=q)
 
     def external_force(self, body: str, wrench, q=None):
         """An ``n_bodies x 6`` ``fext`` matrix with one wrench ``[Tx Ty Tz Fx Fy Fz]`` on ``body``.
@@ -333,7 +365,7 @@ class RigidBodyTree(IdentificationMethods, ContactMethods, GeometryMethods, Code
         """
         index = self._model.body_index(body)
         if q is not None:
-            return self._call("external_force", {"body": body}, wrench=wrench, q=q)
+            return self._call(external_force, {"body": body}, wrench=wrench, q=q)
         return arguments.fext_row(index, self.n_bodies, wrench)
 
 

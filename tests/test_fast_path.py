@@ -10,6 +10,7 @@ from conftest import assert_close, random_state
 import casdyn
 from casdyn import InputError
 from casdyn.codegen import library_cache
+from casdyn.functions import build_dynamics
 
 pytestmark = pytest.mark.slow  # compiled libraries
 
@@ -78,7 +79,7 @@ def test_compile_of_a_name_builds_the_variants_its_calls_use(cache):
     sx = robot.function("inverse_dynamics", fext=False)
     assert_close(robot.inverse_dynamics(q, qd, x), sx(q, qd, x).full().ravel())
     # the call's numbers came from the compiled Function, not from the SX graph
-    _, _, evaluator, _ = robot._engine._thread_entry("inverse_dynamics", None, True)
+    _, _, evaluator, _ = robot._engine._thread_entry(build_dynamics.inverse_dynamics, None, True)
     assert evaluator.function.class_name() == "External"
 
 

@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Any
 
 import casadi as ca
 
 from ..codegen.robot import compile_robot, export_robot
-from ..functions.cache import FunctionCache
-from ..model.tree import Model
-from ..runtime.engine import NumericEngine
+from .base import RobotParts
 
 
-class CodegenMethods:
+class CodegenMethods(RobotParts):
     """C export and compiled numeric calls."""
-
-    # set by casdyn.tree.RigidBodyTree.__init__
-    _model: Model
-    _functions: FunctionCache
-    _engine: NumericEngine
-    _call: Callable[..., Any]
 
     def export_c(
         self,

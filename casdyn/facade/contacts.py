@@ -3,25 +3,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from .. import arguments
 from ..algorithms.contacts import contact_list
-from ..functions.cache import FunctionCache
+from ..functions.build_contacts import contact_dynamics, impulse_dynamics
+from ..functions.build_loops import loop_dynamics, loop_inverse_dynamics, loop_residual
 from ..model.loops import Loop
-from ..model.tree import Model
-from ..runtime.engine import NumericEngine
+from .base import RobotParts
 
 
-class ContactMethods:
+class ContactMethods(RobotParts):
     """Dynamics with contacts held, impacts, and closed kinematic loops."""
-
-    # set by casdyn.tree.RigidBodyTree.__init__
-    _model: Model
-    _functions: FunctionCache
-    _engine: NumericEngine
-    _call: Callable[..., Any]
 
     def contact_dynamics(self, q=None, qd=None, tau=None, contacts=(), fext=None, damping=0.0):
         """``(qdd, forces)``: forward dynamics with every contact held,
@@ -32,14 +23,14 @@ class ContactMethods:
         robot, base-frame axes: ``[fx, fy, fz]`` if every contact is a point, else
         ``[nx, ny, nz, fx, fy, fz]`` about the contact point (zero moment for a point).
         """
-        return self._call("contact_dynamics", {"contacts": contact_list(contacts)}, q=q, qd=qd,
+        return self._call(contact_dynamics, {"contacts": contact_list(contacts)}, q=q, qd=qd,
                           tau=tau, fext=fext, damping=damping)
 
     def impulse_dynamics(self, q=None, qd_minus=None, contacts=(), restitution=0.0):
         """``(qd_plus, impulses)``: the velocities just after the contacts close,
         ``M (qd_plus - qd_minus) = J_c^T Lambda`` and ``J_c qd_plus = -restitution J_c
         qd_minus``; ``impulses`` per contact as ``forces`` in :meth:`contact_dynamics`."""
-        return self._call("impulse_dynamics", {"contacts": contact_list(contacts)}, q=q,
+        return self._call(impulse_dynamics, {"contacts": contact_list(contacts)}, q=q,
                           qd_minus=qd_minus, restitution=restitution)
 
     # --- closed loops ------------------------------------------------------------------------
@@ -57,7 +48,7 @@ class ContactMethods:
         the loops' relative Jacobians; ``forces`` one row per loop, acting on ``body_a``
         (and opposite on ``body_b``), base-frame axes: ``[fx, fy, fz]`` if every loop holds
         a point, else ``[nx, ny, nz, fx, fy, fz]`` about the held point."""
-        return self._call("loop_dynamics", q=q, qd=qd, tau=tau, fext=fext)
+        return self._call(loop_dynamics, q=q, qd=qd, tau=tau, fext=fext)
 
     def loop_inverse_dynamics(self, q=None, qd=None, qdd=None, fext=None, *, actuated=()):
         """``(tau, forces)``: the forces of the ``actuated`` joints (names; ``tau`` is zero
@@ -68,11 +59,11 @@ class ContactMethods:
         (``ModelError``) and actuation that leaves the forces undetermined (``InputError``)
         are refused (docs: "Floating base and joints")."""
         options = {"actuated": arguments.names(actuated, "actuated")}
-        return self._call("loop_inverse_dynamics", options, q=q, qd=qd, qdd=qdd, fext=fext)
+        return self._call(loop_inverse_dynamics, options, q=q, qd=qd, qdd=qdd, fext=fext)
 
     def loop_residual(self, q=None):
         """``(residual, jacobian)``: the loops' closure errors stacked (m,), base-frame axes
         (``p_a - p_b``; a ``"6d"`` loop first ``R_a log(R_b^T R_a)``, the rotation vector
         between the held frames), and their derivative in the tangent space (m x nv), for
         optimisation (the constraint ``residual == 0``)."""
-        return self._call("loop_residual", q=q)
+        return self._call(loop_residual, q=q)

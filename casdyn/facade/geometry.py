@@ -3,42 +3,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 
-from ..functions.cache import FunctionCache
-from ..model.tree import Model
-from ..runtime.engine import NumericEngine
+from ..functions.build_geometry import collision_distances
+from .base import RobotParts
 
 
-class GeometryMethods:
+class GeometryMethods(RobotParts):
     """Collision and visual geometry, collision distances, the 3D viewer."""
-
-    # set by casdyn.tree.RigidBodyTree.__init__
-    _model: Model
-    _functions: FunctionCache
-    _engine: NumericEngine
-    _call: Callable[..., Any]
-
-    @property
-    def _geometry(self):
-        # kept with the Functions' stages, where the collision_distances builder reads it
-        return self._functions.stages.geometry
-
-    @_geometry.setter
-    def _geometry(self, value) -> None:
-        self._functions.stages.geometry = value
 
     @property
     def _robot_geometry(self):
-        """The robot's :class:`casdyn.geometry.robot.RobotGeometry` (read on first use)."""
-        if getattr(self, "_geometry", None) is None:
-            from ..geometry.robot import RobotGeometry
-
-            self._geometry = RobotGeometry(self._model)
-        return self._geometry
+        """The robot's :class:`casdyn.geometry.robot.RobotGeometry` (or MJCF's), fixed when
+        the robot was made (``RigidBodyTree(model, geometry=...)``; None: its URDF's, read on
+        first use); the one ``collision_distances`` is built from."""
+        return self._functions.stages.geometry
 
     @property
     def collision_geometry(self) -> tuple:
@@ -65,8 +44,8 @@ class GeometryMethods:
 
         options = distance_options(pairs, obstacles, False)
         del options["jacobian"]
-        d = self._call("collision_distances", options, q=q)
-        if isinstance(d, np.ndarray):  # numeric: say where the compiled routine stopped short
+        d = self._call(collision_distances, options, q=q)
+        if isinstance(d, np.ndarray) and d.size:  # numeric: where the routine stopped short
             geometry = self._robot_geometry
             listed = geometry.pairs if options["pairs"] is None else options["pairs"]
             rows = np.reshape(q, (-1, self._model.nq)), np.reshape(d, (-1, d.shape[-1]))

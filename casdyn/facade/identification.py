@@ -5,28 +5,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cached_property
-from typing import Any
 
 import numpy as np
 
 from ..algorithms import identification
-from ..functions.cache import FunctionCache
-from ..model.tree import Model
-from ..runtime.engine import NumericEngine
+from ..functions.build_dynamics import regressor
+from ..functions.inputs import PI
+from .base import RobotParts
 
 
-class IdentificationMethods:
+class IdentificationMethods(RobotParts):
     """Inertial parameters, regressors and base parameters."""
 
-    # set by casdyn.tree.RigidBodyTree.__init__
-    _model: Model
-    _functions: FunctionCache
-    _engine: NumericEngine
-    _call: Callable[..., Any]
-    _pi: np.ndarray
+    random_configuration: Callable[..., np.ndarray]  # RigidBodyTree's
 
-
-    random_configuration: Callable[..., np.ndarray]
+    @property
+    def _pi(self) -> np.ndarray:
+        """The model's own inertial parameters (read-only): the default of the input pi,
+        computed once, by the engine."""
+        return self._engine.default(PI.name)
 
     def inertial_parameters(self) -> np.ndarray:
         """``pi`` (10 per joint that moves a body, in ``model.joints`` order: ``joint_names``,
@@ -39,7 +36,7 @@ class IdentificationMethods:
     def regressor(self, q=None, qd=None, qdd=None):
         """``Y`` (nv, len(pi)): ``Y @ inertial_parameters() == inverse_dynamics(q, qd, qdd)``
         for any parameters (no external force); Pinocchio's ``computeJointTorqueRegressor``."""
-        return self._call("regressor", q=q, qd=qd, qdd=qdd)
+        return self._call(regressor, q=q, qd=qd, qdd=qdd)
 
     def base_parameters(self) -> tuple[np.ndarray, np.ndarray]:
         """``(P, beta)``: the ``nb x len(pi)`` map to the identifiable combinations

@@ -8,6 +8,7 @@ from ..algorithms import contacts, dynamics
 from ..math.spatial import SX
 from ..model.tree import Model
 from .build_dynamics import generalized_forces
+from .inputs import DAMPING, FEXT, QD, QD_MINUS, RESTITUTION, TAU, Q
 from .registry import builds
 from .stages import Stages
 
@@ -30,7 +31,7 @@ def _contact_system(model: Model, s: dict, qd: SX, options: dict, stages: Stages
     return held(model, s, qd, options["contacts"], stages, what)
 
 
-@builds("contact_dynamics", ("q", "qd", "tau", "fext", "damping"), ("qdd", "forces"),
+@builds("contact_dynamics", (Q, QD, TAU, FEXT, DAMPING), ("qdd", "forces"),
         contacts=None, fext=True)
 def contact_dynamics(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     system = _contact_system(model, s, s["qd"], options, stages, "contact dynamics")
@@ -40,7 +41,7 @@ def contact_dynamics(model: Model, s: dict, options: dict, stages: Stages) -> li
     return [qdd, system.per_contact(forces)]
 
 
-@builds("impulse_dynamics", ("q", "qd_minus", "restitution"), ("qd_plus", "impulses"),
+@builds("impulse_dynamics", (Q, QD_MINUS, RESTITUTION), ("qd_plus", "impulses"),
         contacts=None)
 def impulse_dynamics(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     system = _contact_system(model, s, s["qd_minus"], options, stages, "impulse dynamics")

@@ -3,7 +3,9 @@ matrix and the bias terms, both dynamics' derivatives, the regressor, momentum a
 
 Each builder takes ``(model, s, options, stages)``: the reframed model, one SX symbol per
 input name, the resolved options and the model's :class:`~casdyn.functions.stages.Stages`,
-and returns the outputs in the order of its signature."""
+and returns the outputs in the order of its signature. :func:`~.registry.builds` puts the
+Function's :class:`~.registry.Signature` in the builder's place (``inverse_dynamics.build``
+is the builder); ``parametric_*`` are the ``parameters=True`` forms."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from ..algorithms import centroidal, configuration, derivatives, dynamics, ident
 from ..math.factorization import TreeLDLT
 from ..math.spatial import SX
 from ..model.tree import Model
-from .registry import builds, builds_parametric
+from .inputs import FEXT, QD, QDD, TAU, Q
+from .registry import builds
 from .size_policy import both_graphs_cheap, smallest
 from .stages import Stages
 
@@ -35,20 +38,25 @@ def _driving_force(model: Model, s: dict) -> SX:
     return s["tau"] + generalized_forces(model, s)
 
 
-@builds("inverse_dynamics", ("q", "qd", "qdd", "fext"), ("tau",), fext=True, parameters=False)
-def inverse_dynamics(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
-    tau = stages.rnea(s["q"], s["qd"], s["qdd"], dynamics.gravity_acceleration(model))
-    return [tau - generalized_forces(model, s)]
-
-
-@builds_parametric("inverse_dynamics")
 def parametric_inverse_dynamics(m: Model, s: dict, stages: Stages) -> list[SX]:
     """On a model whose inertias are SX expressions of ``pi``; no grouping (it would need
     numbers)."""
     return [dynamics.rnea(m, s["q"], s["qd"], s["qdd"]) - generalized_forces(m, s)]
 
 
-@builds("forward_dynamics", ("q", "qd", "tau", "fext"), ("qdd",), fext=True, parameters=False)
+@builds("inverse_dynamics", (Q, QD, QDD, FEXT), ("tau",),
+        parametric=parametric_inverse_dynamics, fext=True, parameters=False)
+def inverse_dynamics(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
+    tau = stages.rnea(s["q"], s["qd"], s["qdd"], dynamics.gravity_acceleration(model))
+    return [tau - generalized_forces(model, s)]
+
+
+def parametric_forward_dynamics(m: Model, s: dict, stages: Stages) -> list[SX]:
+    return [dynamics.forward_dynamics(m, s["q"], s["qd"], _driving_force(m, s))]
+
+
+@builds("forward_dynamics", (Q, QD, TAU, FEXT), ("qdd",),
+        parametric=parametric_forward_dynamics, fext=True, parameters=False)
 def forward_dynamics(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     stages.require_regular_mass_matrix("forward dynamics")
     tau = _driving_force(model, s)
@@ -62,34 +70,28 @@ def forward_dynamics(model: Model, s: dict, options: dict, stages: Stages) -> li
     return [qdd]
 
 
-@builds_parametric("forward_dynamics")
-def parametric_forward_dynamics(m: Model, s: dict, stages: Stages) -> list[SX]:
-    return [dynamics.forward_dynamics(m, s["q"], s["qd"], _driving_force(m, s))]
-
-
-@builds("mass_matrix", ("q",), ("M",), parameters=False)
-def mass_matrix(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
-    return [dynamics.crba(stages.grouped, s["q"])]
-
-
-@builds_parametric("mass_matrix")
 def parametric_mass_matrix(m: Model, s: dict, stages: Stages) -> list[SX]:
     return [dynamics.crba(m, s["q"])]
 
 
-@builds("velocity_product", ("q", "qd"), ("c",))
+@builds("mass_matrix", (Q,), ("M",), parametric=parametric_mass_matrix, parameters=False)
+def mass_matrix(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
+    return [dynamics.crba(stages.grouped, s["q"])]
+
+
+@builds("velocity_product", (Q, QD), ("c",))
 def velocity_product(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     zero = SX.zeros(model.nv, 1)
     return [stages.rnea(s["q"], s["qd"], zero, SX.zeros(6, 1))]
 
 
-@builds("gravity_torque", ("q",), ("g",))
+@builds("gravity_torque", (Q,), ("g",))
 def gravity_torque(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     zero = SX.zeros(model.nv, 1)
     return [stages.rnea(s["q"], zero, zero, dynamics.gravity_acceleration(model))]
 
 
-@builds("bias_force", ("q", "qd"), ("h",))
+@builds("bias_force", (Q, QD), ("h",))
 def bias_force(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     zero = SX.zeros(model.nv, 1)
     return [stages.rnea(s["q"], s["qd"], zero, dynamics.gravity_acceleration(model))
@@ -103,7 +105,7 @@ def inverse_dynamics_partials(model: Model, s: dict, options: dict,
     :mod:`casdyn.algorithms.derivatives` (``M`` from their composite inertias) or by CasADi's
     AD on the SX graph of inverse dynamics and CRBA, whichever graph is smaller (AD only with
     mimic joints)."""
-    (tau,) = inverse_dynamics(model, s, options, stages)
+    (tau,) = inverse_dynamics.build(model, s, options, stages)
 
     def by_ad() -> list[SX]:
         return [configuration.in_tangent_space(model, ca.jacobian(tau, s["q"]), s["q"]),
@@ -123,7 +125,7 @@ def inverse_dynamics_partials(model: Model, s: dict, options: dict,
     return smallest([by_ad(), analytical], [s[name] for name in ("q", "qd", "qdd")], s)
 
 
-@builds("inverse_dynamics_derivatives", ("q", "qd", "qdd", "fext"),
+@builds("inverse_dynamics_derivatives", (Q, QD, QDD, FEXT),
         ("dtau_dq", "dtau_dqd", "dtau_dqdd"), fext=True)
 def inverse_dynamics_derivatives(model: Model, s: dict, options: dict,
                                  stages: Stages) -> list[SX]:
@@ -131,7 +133,7 @@ def inverse_dynamics_derivatives(model: Model, s: dict, options: dict,
     return inverse_dynamics_partials(model, s, options, stages)
 
 
-@builds("forward_dynamics_derivatives", ("q", "qd", "tau", "fext"),
+@builds("forward_dynamics_derivatives", (Q, QD, TAU, FEXT),
         ("dqdd_dq", "dqdd_dqd", "dqdd_dtau"), fext=True)
 def forward_dynamics_derivatives(model: Model, s: dict, options: dict,
                                  stages: Stages) -> list[SX]:
@@ -172,7 +174,7 @@ def forward_dynamics_pieces(model: Model, s: dict, options: dict,
     return ca.substitute(partials, [at["qdd"]], [qdd]), ldlt, qdd
 
 
-@builds("regressor", ("q", "qd", "qdd"), ("Y",))
+@builds("regressor", (Q, QD, QDD), ("Y",))
 def regressor(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     """``Y = d tau / d pi`` of the parametric inverse dynamics (no external force): exact,
     as tau is linear in pi, and free of pi."""
@@ -183,28 +185,28 @@ def regressor(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     return [ca.jacobian(tau, pi)]
 
 
-@builds("centroidal_momentum_matrix", ("q",), ("A_G",))
+@builds("centroidal_momentum_matrix", (Q,), ("A_G",))
 def centroidal_momentum_matrix(model: Model, s: dict, options: dict,
                                stages: Stages) -> list[SX]:
     return [centroidal.centroidal_momentum_matrix(model, s["q"])]
 
 
-@builds("centroidal_momentum", ("q", "qd"), ("h_G",))
+@builds("centroidal_momentum", (Q, QD), ("h_G",))
 def centroidal_momentum(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     return [centroidal.centroidal_momentum(model, s["q"], s["qd"])]
 
 
-@builds("centroidal_momentum_bias", ("q", "qd"), ("Adot_qd",))
+@builds("centroidal_momentum_bias", (Q, QD), ("Adot_qd",))
 def centroidal_momentum_bias(model: Model, s: dict, options: dict,
                              stages: Stages) -> list[SX]:
     return [centroidal.centroidal_momentum_bias(model, s["q"], s["qd"])]
 
 
-@builds("kinetic_energy", ("q", "qd"), ("T",))
+@builds("kinetic_energy", (Q, QD), ("T",))
 def kinetic_energy(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     return [centroidal.kinetic_energy(model, s["q"], s["qd"])]
 
 
-@builds("potential_energy", ("q",), ("V",))
+@builds("potential_energy", (Q,), ("V",))
 def potential_energy(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     return [centroidal.potential_energy(model, s["q"])]

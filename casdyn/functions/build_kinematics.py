@@ -9,6 +9,7 @@ import casadi as ca
 from ..algorithms import configuration, kinematics, task_space
 from ..math.spatial import SX
 from ..model.tree import Model
+from .inputs import Q0, Q1, QD, QDD, WRENCH, Q, V
 from .registry import builds
 from .stages import Stages
 
@@ -32,7 +33,7 @@ def _local(options: dict) -> bool:
     return options["reference_frame"] == "local"
 
 
-@builds("geometric_jacobian", ("q",), ("J",), **_TASK)
+@builds("geometric_jacobian", (Q,), ("J",), **_TASK)
 def geometric_jacobian(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
     q = _at_the_origin(model, s["q"])
@@ -40,7 +41,7 @@ def geometric_jacobian(model: Model, s: dict, options: dict, stages: Stages) -> 
                                           _local(options))]
 
 
-@builds("get_transform", ("q",), ("T",), body=None, relative_to=None)
+@builds("get_transform", (Q,), ("T",), body=None, relative_to=None)
 def get_transform(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
     reference = options["relative_to"]
@@ -48,12 +49,12 @@ def get_transform(model: Model, s: dict, options: dict, stages: Stages) -> list[
     return [kinematics.relative_transform(model, s["q"], body, reference).matrix()]
 
 
-@builds("center_of_mass", ("q",), ("com", "com_jacobian"))
+@builds("center_of_mass", (Q,), ("com", "com_jacobian"))
 def center_of_mass(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     return list(kinematics.center_of_mass(model, s["q"]))
 
 
-@builds("external_force", ("wrench", "q"), ("fext",), body=None)
+@builds("external_force", (WRENCH, Q), ("fext",), body=None)
 def external_force(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     """Row = [R n + p x (R f); R f]: a body-frame wrench as a base-frame spatial force."""
     body = model.body_index(options["body"])
@@ -66,17 +67,17 @@ def external_force(model: Model, s: dict, options: dict, stages: Stages) -> list
     return [fext]
 
 
-@builds("integrate", ("q", "v"), ("q_next",), dt=1.0)
+@builds("integrate", (Q, V), ("q_next",), dt=1.0)
 def integrate(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     return [configuration.integrate(model, s["q"], s["v"] * options["dt"])]
 
 
-@builds("difference", ("q0", "q1"), ("v",))
+@builds("difference", (Q0, Q1), ("v",))
 def difference(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     return [configuration.difference(model, s["q0"], s["q1"])]
 
 
-@builds("frame_velocity", ("q", "qd"), ("velocity",), **_TASK)
+@builds("frame_velocity", (Q, QD), ("velocity",), **_TASK)
 def frame_velocity(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
     q = _at_the_origin(model, s["q"])
@@ -84,7 +85,7 @@ def frame_velocity(model: Model, s: dict, options: dict, stages: Stages) -> list
                                       _local(options))]
 
 
-@builds("frame_acceleration", ("q", "qd", "qdd"), ("acceleration",), **_TASK)
+@builds("frame_acceleration", (Q, QD, QDD), ("acceleration",), **_TASK)
 def frame_acceleration(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)
     q = _at_the_origin(model, s["q"])
@@ -92,7 +93,7 @@ def frame_acceleration(model: Model, s: dict, options: dict, stages: Stages) -> 
                                           _local(options))]
 
 
-@builds("jacobian_time_derivative", ("q", "qd"), ("Jdot",), **_TASK)
+@builds("jacobian_time_derivative", (Q, QD), ("Jdot",), **_TASK)
 def jacobian_time_derivative(model: Model, s: dict, options: dict,
                              stages: Stages) -> list[SX]:
     body = model.body_index(options["body"], allow_base=True)

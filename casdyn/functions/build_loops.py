@@ -13,12 +13,12 @@ from ..math.spatial import SX
 from ..model.tree import Model
 from .build_contacts import held
 from .build_dynamics import generalized_forces
-from .registry import builds, needs_loops
+from .inputs import FEXT, QD, QDD, TAU, Q
+from .registry import builds
 from .stages import Stages, _NotFinite, null_vector
 
 
-@needs_loops
-@builds("loop_dynamics", ("q", "qd", "tau", "fext"), ("qdd", "forces"), fext=True)
+@builds("loop_dynamics", (Q, QD, TAU, FEXT), ("qdd", "forces"), loops=True, fext=True)
 def loop_dynamics(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     system = held(model, s, s["qd"], (), stages, "loop dynamics")
     h = stages.rnea(s["q"], s["qd"], SX.zeros(model.nv, 1), dynamics.gravity_acceleration(model))
@@ -27,8 +27,7 @@ def loop_dynamics(model: Model, s: dict, options: dict, stages: Stages) -> list[
     return [qdd, system.per_loop(forces)]
 
 
-@needs_loops
-@builds("loop_inverse_dynamics", ("q", "qd", "qdd", "fext"), ("tau", "forces"),
+@builds("loop_inverse_dynamics", (Q, QD, QDD, FEXT), ("tau", "forces"), loops=True,
         actuated=None, fext=True)
 def loop_inverse_dynamics(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     """``tau`` on the actuated joints (zero elsewhere) and the loop forces with
@@ -109,8 +108,7 @@ def _actuated_names(model: Model, columns: list[int]) -> str:
     return "[" + ", ".join(map(repr, names)) + "]"
 
 
-@needs_loops
-@builds("loop_residual", ("q",), ("residual", "jacobian"))
+@builds("loop_residual", (Q,), ("residual", "jacobian"), loops=True)
 def loop_residual(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     """The closure errors of every loop (stacked) and their derivative in the tangent
     space (m x nv)."""

@@ -10,6 +10,7 @@ import casadi as ca
 from ..algorithms import identification
 from ..math.spatial import SX
 from ..model.tree import Model
+from .inputs import FEXT, PI, symbols
 from .names import function_name
 from .registry import SIGNATURES, resolve_options
 from .size_policy import sx_function
@@ -17,16 +18,17 @@ from .stages import Stages
 
 
 class FunctionCache:
-    """Builds each requested Function on first use and returns the same object afterwards.
+    """Builds each requested Function of one robot (its model and its geometry, both fixed
+    for the life of the cache) on first use and returns the same object afterwards.
 
     Functions are cached by their real key, the name and the resolved options. Their CasADi
     names (:func:`casdyn.functions.names.function_name`) are valid C identifiers and unique
     within the cache: where two keys would still read alike, the later one gets a counter.
     """
 
-    def __init__(self, model: Model):
+    def __init__(self, model: Model, geometry=None):
         self.model = model
-        self.stages = Stages(model)
+        self.stages = Stages(model, geometry)
         self._functions: dict[tuple, ca.Function] = {}
         self._derived: dict[tuple, ca.Function] = {}
         self._names: set[str] = set()
@@ -64,45 +66,26 @@ class FunctionCache:
             count += 1
             c_name = f"{readable}_{count}"
         self._names.add(c_name)
-        if options.get("fext") is False:
-            # the variant without fext: the full function with fext = 0, inlined
-            full = self.get_key((name, *sorted({**options, "fext": True}.items())))
-            return without_fext(full, c_name, name)
+        optional = SIGNATURES[name].optional
+        if optional is not None and options[optional] is False:
+            # the variant without its optional input: the full function with it at zero
+            full = self.get_key((name, *sorted({**options, optional: True}.items())))
+            return without_input(full, optional, c_name, name)
         return _build_function(self.stages, c_name, name, options)
-
-
-def symbols(model: Model) -> dict[str, SX]:
-    """One SX symbol per input name a Function may have, sized for ``model``."""
-    nv, nb = model.nv, len(model.bodies)
-    return {
-        "q": SX.sym("q", model.nq),
-        "qd": SX.sym("qd", nv),
-        "qdd": SX.sym("qdd", nv),
-        "tau": SX.sym("tau", nv),
-        "fext": SX.sym("fext", nb, 6),
-        "wrench": SX.sym("wrench", 6),
-        "v": SX.sym("v", nv),
-        "q0": SX.sym("q0", model.nq),
-        "q1": SX.sym("q1", model.nq),
-        "damping": SX.sym("damping"),
-        "qd_minus": SX.sym("qd_minus", nv),
-        "restitution": SX.sym("restitution"),
-        "pi": SX.sym("pi", identification.parameter_count(model)),
-    }
 
 
 def _build_function(stages: Stages, c_name: str, name: str, options: dict) -> ca.Function:
     """The SX Function ``name`` for the model of ``stages``, with options already resolved,
-    called ``c_name``. Variants with ``fext=False`` are not built here:
-    :class:`FunctionCache` derives them from the full function with :func:`without_fext`."""
+    called ``c_name``. Variants without their optional input are not built here:
+    :class:`FunctionCache` derives them from the full function with :func:`without_input`."""
     model = stages.reframed
     s = symbols(model)
     signature = SIGNATURES[name]
     inputs = list(signature.inputs)
     if options.get("parameters"):
         # the same algorithm on the model whose inertias are the input pi (link frames)
-        inputs.append("pi")
-        outputs = signature.parametric(identification.parametric(model, s["pi"]), s, stages)
+        inputs.append(PI.name)
+        outputs = signature.parametric(identification.parametric(model, s[PI.name]), s, stages)
     else:
         outputs = signature.build(model, s, options, stages)
     # the first outputs of the signature (collision_distances has J only with jacobian=)
@@ -110,12 +93,18 @@ def _build_function(stages: Stages, c_name: str, name: str, options: dict) -> ca
                        list(signature.outputs)[: len(outputs)])
 
 
-def without_fext(full: ca.Function, c_name: str, name: str) -> ca.Function:
-    """``full`` (the Function ``name`` with an ``fext`` input) with ``fext`` fixed at zero,
-    called ``c_name``: the external-force part of the graph simplifies away as CasADi
-    inlines the call."""
-    inputs = [full.sx_in(i) for i in range(full.n_in()) if full.name_in(i) != "fext"]
-    arguments = [full.sx_in(i) if full.name_in(i) != "fext" else SX.zeros(full.size_in(i))
+def without_input(full: ca.Function, dropped: str, c_name: str, name: str) -> ca.Function:
+    """``full`` (the Function ``name``) with its input ``dropped`` fixed at zero, called
+    ``c_name``: the part of the graph that input fed simplifies away as CasADi inlines the
+    call (e.g. the external forces of ``fext``)."""
+    inputs = [full.sx_in(i) for i in range(full.n_in()) if full.name_in(i) != dropped]
+    arguments = [full.sx_in(i) if full.name_in(i) != dropped else SX.zeros(full.size_in(i))
                  for i in range(full.n_in())]
-    names = [n for n in full.name_in() if n != "fext"]
+    names = [n for n in full.name_in() if n != dropped]
     return sx_function(c_name, name, inputs, full.call(arguments), names, full.name_out())
+
+
+def without_fext(full: ca.Function, c_name: str, name: str) -> ca.Function:
+    """:func:`without_input` of ``fext`` (the C form of the loop Functions derives its
+    pieces with it, :mod:`casdyn.codegen.loops`)."""
+    return without_input(full, FEXT.name, c_name, name)

@@ -1,31 +1,37 @@
 """The Functions casdyn builds: each one's name, inputs, outputs, options and builder.
 
-A builder is an ordinary function ``build(model, symbols, options, stages) -> [outputs]``
-registered next to its signature with :func:`builds` (in the ``build_*`` modules of this
-package), so that a name such as ``"forward_dynamics"`` leads a reader straight to its code.
-``symbols`` maps every input name to its SX symbol; ``options`` are already checked and
-completed by :func:`resolve_options`; ``stages`` are the model's derived forms
-(:class:`~casdyn.functions.stages.Stages`).
+Each Function is one :class:`Signature` object, made by :func:`builds` from the builder it
+decorates, ``build(model, symbols, options, stages) -> [outputs]`` (in the ``build_*``
+modules of this package). The object takes the builder's name, so that the facade calls
+``casdyn.functions.build_dynamics.forward_dynamics`` itself: a reader jumps from the call
+to the code, and a misspelt name fails at import. ``symbols`` maps every input name to its
+SX symbol (:mod:`casdyn.functions.inputs`); ``options`` are already checked and completed
+by :func:`resolve_options`; ``stages`` are the model's derived forms
+(:class:`~casdyn.functions.stages.Stages`). :data:`SIGNATURES` lists them by name, for
+:meth:`casdyn.RigidBodyTree.function`, C export and the command line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 
 from .. import arguments
 from ..algorithms.contacts import contact_list
 from ..errors import InputError, unknown_name
 from ..model.tree import Model
+from .inputs import Input
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Signature:
-    """One Function: input and output names, accepted options with their defaults, and
-    the builders of its plain and (option ``parameters=True``) parametric forms."""
+    """One Function: its inputs (with their sizes and defaults), output names, accepted
+    options with their defaults, and the builders of its plain and (option
+    ``parameters=True``) parametric forms. Compared and hashed by identity: there is one
+    object per Function."""
 
     name: str
-    inputs: tuple[str, ...]
+    takes: tuple[Input, ...]
     outputs: tuple[str, ...]
     options: dict[str, object]
     build: Callable
@@ -33,6 +39,25 @@ class Signature:
     # inertias are SX expressions of the input pi
     parametric: Callable | None = None
     loops: bool = False  # it holds the robot's closed loops: only a robot with loops has it
+    inputs: tuple[str, ...] = field(init=False)  # the input names, in order
+    # the name of its optional input (casdyn.functions.inputs.Input.optional), whose None in
+    # a numeric call selects the variant with the option of that name False; None: none
+    optional: str | None = field(init=False)
+
+    def __repr__(self) -> str:
+        return f"<Function {self.name}({', '.join(self.inputs)}) -> {', '.join(self.outputs)}>"
+
+    def __post_init__(self):
+        optional = [i.name for i in self.takes if i.optional]
+        for name in optional:
+            if self.options.get(name) is not True:
+                raise TypeError(f"{self.name}: the optional input {name!r} comes with the "
+                                f"option {name}=True")
+        if (self.parametric is None) != ("parameters" not in self.options):
+            raise TypeError(f"{self.name}: the option parameters comes with a parametric "
+                            "builder")
+        object.__setattr__(self, "inputs", tuple(i.name for i in self.takes))
+        object.__setattr__(self, "optional", optional[0] if optional else None)
 
 
 SIGNATURES: dict[str, Signature] = {}  # filled by the builder modules as they are imported
@@ -45,33 +70,19 @@ VECTOR_OUTPUTS = frozenset({"tau", "qdd", "c", "g", "h", "com", "q_next", "v", "
                             "acceleration", "h_G", "Adot_qd", "T", "V", "qd_plus"})
 
 
-def builds(name: str, inputs: tuple[str, ...], outputs: tuple[str, ...],
-           **options: object) -> Callable[[Callable], Callable]:
-    """Register the decorated builder as the Function ``name`` with these input and output
-    names and options (with their defaults)."""
+def builds(name: str, inputs: tuple[Input, ...], outputs: tuple[str, ...], *,
+           parametric: Callable | None = None, loops: bool = False,
+           **options: object) -> Callable[[Callable], Signature]:
+    """Register the decorated builder as the Function ``name`` with these inputs, output
+    names and options (with their defaults), and put its :class:`Signature` in its place.
+    ``parametric``: the builder of its ``parameters=True`` form; ``loops``: it needs a
+    robot with closed loops."""
 
-    def register(build: Callable) -> Callable:
-        SIGNATURES[name] = Signature(name, tuple(inputs), tuple(outputs), dict(options), build)
-        return build
-
-    return register
-
-
-def needs_loops(build: Callable) -> Callable:
-    """Mark the Function the decorated builder registers (below this decorator) as one that
-    needs a robot with closed loops."""
-    for name, signature in SIGNATURES.items():
-        if signature.build is build:
-            SIGNATURES[name] = replace(signature, loops=True)
-    return build
-
-
-def builds_parametric(name: str) -> Callable[[Callable], Callable]:
-    """Register the decorated builder as the ``parameters=True`` form of ``name``."""
-
-    def register(build: Callable) -> Callable:
-        SIGNATURES[name] = replace(SIGNATURES[name], parametric=build)
-        return build
+    def register(build: Callable) -> Signature:
+        signature = Signature(name, tuple(inputs), tuple(outputs), dict(options), build,
+                              parametric, loops)
+        SIGNATURES[name] = signature
+        return signature
 
     return register
 

@@ -25,20 +25,37 @@ class Stages:
     * ``grouped`` (:mod:`casdyn.model.grouping`): inertias grouped towards the base; the
       same joint-space dynamics (``M``, ``C qd``, ``g``) from sparser constants, the body
       forces inside differ. The joint-space dynamics run on it.
+    * ``geometry``: the robot's shapes, which ``collision_distances`` is built from.
     * ``rnea``: RNEA on ``grouped`` as an SX Function of (q, qd, qdd, base acceleration),
       built once and inlined (by calling it on SX arguments, where CasADi drops whatever
       constant zeros make vanish) into inverse dynamics, velocity product and gravity
       torque.
     """
 
-    def __init__(self, model: Model):
+    def __init__(self, model: Model, geometry=None):
         self.reframed = sparsify_frames(model)
-        # the robot's casdyn.geometry.robot.RobotGeometry, set by the robot that owns these
-        # stages (collision_distances reads it)
-        self.geometry = None
         self.grouped = grouped(self.reframed)
+        self._model = model
+        self._given_geometry = self._geometry = geometry
         self._singular: tuple[str, ...] | None = None
         self._independent: set[tuple] = set()  # contact sets found independent
+
+    @property
+    def given_geometry(self):
+        """The geometry the robot was made with; None: its URDF's (read on first use)."""
+        return self._given_geometry
+
+    @property
+    def geometry(self):
+        """The robot's collision and visual geometry
+        (:class:`casdyn.geometry.robot.RobotGeometry`, or MJCF's): the one it was made with,
+        else its URDF's, read on first use. Read-only: a robot's geometry is fixed for its
+        life, so a cached ``collision_distances`` is always of this geometry."""
+        if self._geometry is None:
+            from ..geometry.robot import RobotGeometry  # imported on first use
+
+            self._geometry = RobotGeometry(self._model)
+        return self._geometry
 
     def require_regular_mass_matrix(self, what: str) -> None:
         """Refuse ``what`` (forward, contact or impulse dynamics, FD derivatives) where ``M``

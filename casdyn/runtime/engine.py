@@ -20,9 +20,9 @@ import casadi as ca
 import numpy as np
 
 from .. import arguments
-from ..algorithms import configuration, identification
 from ..functions.cache import FunctionCache
-from ..functions.registry import VECTOR_OUTPUTS
+from ..functions.inputs import INPUTS
+from ..functions.registry import VECTOR_OUTPUTS, Signature
 from ..model.tree import Model
 from .batch import BatchKernel
 from .evaluator import NumericEvaluator
@@ -34,7 +34,6 @@ BATCH_CHUNK = 4096
 MAPPED_PER_THREAD = 8
 
 _FLOAT64 = np.dtype(float)
-
 
 
 class _Workspace(threading.local):
@@ -53,7 +52,10 @@ class _Workspace(threading.local):
 class NumericEngine:
     """Evaluates one model's Functions on numbers (and symbols) for every thread: the
     Function cache, the compiled twins and entry points installed by ``compile``, each
-    thread's evaluators, and the defaults of inputs left out."""
+    thread's evaluators, and the defaults of inputs left out. What it knows of an input
+    (its shape, default, whether it is a configuration) it reads from the input's
+    :class:`casdyn.functions.inputs.Input`; a Function is called by its
+    :class:`casdyn.functions.registry.Signature`."""
 
     def __init__(self, model: Model, functions: FunctionCache):
         self.model = model
@@ -69,13 +71,16 @@ class NumericEngine:
         # background after a while (casdyn.codegen.background.CallCounter, given by the
         # facade; None: CASDYN_COMPILE=0)
         self.counter: Any = None
-        # (name, no_fext) -> compiled entry point of a call without options: shared by the
-        # threads, as the entry point keeps nothing between calls (the shortest numeric path)
-        self._entry_points: dict[tuple[str, bool], tuple] = {}
-        self._home = frozen(configuration.neutral(model))
-        self._zeros = frozen(np.zeros(model.nv))
-        self._no_force = frozen(np.zeros((len(model.bodies), 6)))
-        self._pi = frozen(identification.inertial_parameters(model))
+        # (signature, optional input absent) -> compiled entry point of a call without
+        # options: shared by the threads, as the entry point keeps nothing between calls (the
+        # shortest numeric path)
+        self._entry_points: dict[tuple[Signature, bool], tuple] = {}
+        # per input name: what None means (read-only, shared by every call and thread), the
+        # shape of one value, and its number of dimensions (one more is a batch)
+        self._defaults = {name: i.default_value(model) for name, i in INPUTS.items()}
+        self._shapes = {name: i.value_shape(model) for name, i in INPUTS.items()}
+        self._ndim = {name: len(shape) for name, shape in self._shapes.items()}
+        self._configurations = tuple(name for name, i in INPUTS.items() if i.configuration)
         # (first entry in q, joint name) of each quaternion, checked in numeric calls
         self._quaternions = tuple((joint.idx_q + joint.type.quaternion_at, joint.name)
                                   for joint in model.coordinate_joints
@@ -100,25 +105,29 @@ class NumericEngine:
         self._workspace = _Workspace()  # every thread's evaluators are made anew
         self._entry_points = {}
 
-    def call(self, name: str, options: dict | None = None, **values):
-        """Check the arguments, fill RST's defaults and evaluate the Function ``name``.
+    def call(self, signature: Signature, options: dict | None = None, **values):
+        """Check the arguments, fill RST's defaults and evaluate the Function of
+        ``signature`` with ``options`` (None: its defaults).
 
         Numbers give NumPy results; CasADi symbols give CasADi expressions; arrays with a
         leading batch dimension N give results with that leading dimension, evaluated by the
-        Function mapped over the batch (CasADi threads), not by a Python loop.
+        Function mapped over the batch (CasADi threads), not by a Python loop. The
+        signature's optional input given as None (``fext=None``: no external forces) is
+        absent: the call evaluates the variant without it, whose graph is smaller
+        (:attr:`casdyn.functions.inputs.Input.optional`).
         """
         if self._quaternions:  # before any path, compiled ones included
-            for name_q in ("q", "q0", "q1"):
+            for name_q in self._configurations:
                 if values.get(name_q) is not None:
                     values[name_q] = arguments.quaternions(values[name_q], name_q, self.model.nq,
                                                            self._quaternions)
-        # fext=None selects the smaller variant without that input
-        no_fext = values.get("fext", 0) is None
-        shared = (name, no_fext) if options is None else None
+        optional = signature.optional  # None if it has none (no value is keyed None)
+        absent = values.get(optional, 0) is None
+        shared = (signature, absent) if options is None else None
         native = self._entry_points.get(shared) if shared else None
         entry = None
         if native is None:
-            entry = self._thread_entry(name, options, no_fext)
+            entry = self._thread_entry(signature, options, absent)
             native = entry[3]
             if native is not None and shared:
                 self._entry_points[shared] = native
@@ -127,20 +136,20 @@ class NumericEngine:
             result = evaluate(index, values, defaults)
             if result is not None:
                 return result
-        key, function, evaluator, _ = entry or self._thread_entry(name, options, no_fext)
+        key, function, evaluator, _ = entry or self._thread_entry(signature, options, absent)
         if native is None and self.counter is not None:
             self.counter.note(key)
         fast = self._evaluate_fast(evaluator, values)
         if fast is not None:
             return fast
-        if no_fext:
-            del values["fext"]
+        if absent:
+            del values[optional]
         checked = {k: self.check(k, v) for k, v in values.items()}
-        inputs = {i: checked.get(i, self.default(i)) for i in function.name_in()}
+        inputs = {i: checked.get(i, self._defaults[i]) for i in function.name_in()}
         if arguments.symbolic_kind(inputs.values()) is not None:
             outputs = function.call(list(inputs.values()))
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
-        single = {i: 2 if i == "fext" else 1 for i in inputs}
+        single = {i: self._ndim[i] for i in inputs}
         n = arguments.batch_size(inputs, single)
         if n is None:
             for view, value in zip(evaluator.input_views, inputs.values(), strict=True):
@@ -148,27 +157,29 @@ class NumericEngine:
             return evaluator.evaluate()
         return self._evaluate_batch(key, evaluator.function, inputs, single, n)
 
-    def _thread_entry(self, name: str, options: dict | None, no_fext: bool) -> tuple:
+    def _thread_entry(self, signature: Signature, options: dict | None,
+                      absent: bool) -> tuple:
         """This thread's :meth:`_entry` of a call site, made on its first call."""
         evaluators = self._workspace.single
-        call_key = (name, tuple(options.items()) if options else (), no_fext)
+        call_key = (signature, tuple(options.items()) if options else (), absent)
         entry = evaluators.get(call_key)
         if entry is None:
-            entry = evaluators[call_key] = self._entry(name, options, no_fext)
+            entry = evaluators[call_key] = self._entry(signature, options, absent)
         return entry
 
-    def _entry(self, name: str, options: dict | None, no_fext: bool):
+    def _entry(self, signature: Signature, options: dict | None, absent: bool):
         """(Function key, SX Function, evaluator of the Function numbers run on, compiled
-        entry point as ``(evaluate, index, defaults)`` or None)."""
+        entry point as ``(evaluate, index, defaults)`` or None); ``absent``: the variant
+        without the signature's optional input."""
         clean = {k: v for k, v in (options or {}).items() if v is not None}
-        if no_fext:
-            clean["fext"] = False
-        key = self.functions.key(name, **clean)
+        if absent:
+            clean[signature.optional] = False
+        key = self.functions.key(signature.name, **clean)
         function = self.functions.get_key(key)
         numeric = self._compiled.get(key, function)
         native = self._native.get(key)
         if native is not None:
-            native = (*native, tuple(self.default(i) for i in function.name_in()))
+            native = (*native, tuple(self._defaults[i] for i in function.name_in()))
         return key, function, NumericEvaluator(numeric, VECTOR_OUTPUTS), native
 
     def _evaluate_fast(self, evaluator: NumericEvaluator, values: dict):
@@ -178,7 +189,7 @@ class NumericEngine:
         for input_name, view, shape in evaluator.inputs:
             value = values.get(input_name)
             if value is None:
-                view[...] = self.default(input_name)
+                view[...] = self._defaults[input_name]
             elif type(value) is np.ndarray and value.shape == shape and value.dtype is _FLOAT64:
                 view[...] = value
             elif shape == (1,) and isinstance(value, float | int) and not isinstance(value, bool):
@@ -265,30 +276,15 @@ class NumericEngine:
     def check(self, name: str, value):
         """``value`` of the input ``name`` checked (shape, type, finite), or its default."""
         if value is None:
-            return self.default(name)
-        if name == "fext":
-            return arguments.matrix(value, "fext", (self._n_bodies, 6))
-        nq = self.model.nq
-        size = {"q": nq, "q0": nq, "q1": nq, "wrench": 6, "damping": 1, "restitution": 1,
-                "pi": len(self._pi)}.get(name, self.model.nv)
-        return arguments.vector(value, name, size)
+            return self._defaults[name]
+        shape = self._shapes[name]
+        if len(shape) == 2:
+            return arguments.matrix(value, name, shape)
+        return arguments.vector(value, name, shape[0])
 
-    def default(self, name: str):
-        """What an input left as None means: home configuration, zeros, no force, the
-        model's own inertial parameters."""
-        if name in ("q", "q0", "q1"):
-            return self._home
-        if name in ("damping", "restitution"):
-            return _ZERO
-        if name == "pi":
-            return self._pi
-        return self._no_force if name == "fext" else self._zeros
+    def default(self, name: str) -> np.ndarray:
+        """What the input ``name`` left as None means (read-only): the home configuration,
+        zeros (no force), the model's own inertial parameters
+        (:attr:`casdyn.functions.inputs.Input.default`)."""
+        return self._defaults[name]
 
-
-def frozen(array: np.ndarray) -> np.ndarray:
-    """``array`` made read-only: the defaults are shared by every call and thread."""
-    array.flags.writeable = False
-    return array
-
-
-_ZERO = frozen(np.zeros(1))  # the default damping and restitution
