@@ -76,7 +76,7 @@ def load_urdf(source: str | _os.PathLike, *, gravity=(0.0, 0.0, -9.81),
     ``package_dirs``: directories where ``package://`` mesh names are looked for.
     """
     def geometry(model: Model, disabled: tuple):
-        from .geometry.robot import RobotGeometry
+        from .model.geometry import RobotGeometry
 
         return RobotGeometry(model, source, package_dirs, disabled)
 
@@ -121,7 +121,7 @@ def load_mjcf(source, *, floating_base: bool | None = None, gravity=None,
     equalities are closed loops held exactly (``robot.loops``, :meth:`RigidBodyTree.loop_dynamics`).
     The geoms MuJoCo collides are ``robot.collision_geometry`` (the worldbody's on
     ``"world"``), the others ``robot.visual_geometry``; ``robot.collision_pairs`` are the
-    pairs MuJoCo tests (see :mod:`casdyn.geometry.mjcf_geometry`). What casdyn does not
+    pairs MuJoCo tests (see :mod:`casdyn.model.mjcf_geometry`). What casdyn does not
     model (tendons, actuators, other equalities, their softness, springs, contact forces,
     geoms without a casdyn shape) is named in a :class:`ModelWarning`."""
     from .model.mjcf import read_mjcf, warn_all
@@ -137,7 +137,7 @@ def load_mjcf(source, *, floating_base: bool | None = None, gravity=None,
         model = _replace(model, joints=(_replace(model.joints[0], damping=read.base_damping[0],
                                                  friction=read.base_damping[1]),
                                         *model.joints[1:]))
-    from .geometry.mjcf_geometry import MJCFGeometry
+    from .model.mjcf_geometry import MJCFGeometry
 
     held = _with_loops(model, read.loops) if read.loops else model
     return RigidBodyTree(held, geometry=MJCFGeometry(held, read.mj_model, read.placement,
@@ -153,7 +153,7 @@ def load_robot(name: str, *, gravity=(0.0, 0.0, -9.81), floating_base: bool = Fa
     urdf = robot_urdf(name)  # an unknown name is refused before its SRDF is looked for
 
     def geometry(model: Model, disabled: tuple):
-        from .geometry.robot import shipped_geometry
+        from .model.geometry import shipped_geometry
 
         return shipped_geometry(model, name, disabled)
 

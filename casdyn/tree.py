@@ -73,7 +73,7 @@ class RigidBodyTree(IdentificationMethods, ContactMethods, GeometryMethods, Code
 
     def __init__(self, model: Model, srdf_data: srdf.SRDF | None = None, geometry=None):
         """``geometry``: the robot's collision and visual geometry
-        (:class:`casdyn.geometry.robot.RobotGeometry` or MJCF's), fixed for the robot's life;
+        (:class:`casdyn.model.geometry.RobotGeometry` or MJCF's), fixed for the robot's life;
         None reads its URDF's on first use. The loaders give it."""
         self._model = model
         self._srdf = srdf_data

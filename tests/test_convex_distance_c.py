@@ -1,4 +1,4 @@
-"""casdyn/geometry/convex_distance.c, the C routine for the signed distance of two convex point
+"""casdyn/codegen/convex_distance.c, the C routine for the signed distance of two convex point
 hulls: compiled here with a small shim and called through ctypes.
 
 References: coal (its GJK/EPA on its own hulls of the points), casdyn's exact fixed-graph
@@ -27,7 +27,7 @@ from scipy.spatial import ConvexHull
 from casdyn.geometry import ConvexMesh
 from casdyn.geometry.distance import distance_expression
 
-SOURCE = Path(__file__).resolve().parents[1] / "casdyn" / "geometry" / "convex_distance.c"
+SOURCE = Path(__file__).resolve().parents[1] / "casdyn" / "codegen" / "convex_distance.c"
 FLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-std=c99", "-fPIC"]
 SHIM = f"""#include "{SOURCE}"
 #include "{SOURCE}" /* twice: the guard makes it harmless */

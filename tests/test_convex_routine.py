@@ -1,4 +1,4 @@
-"""Detailed convex meshes through the compiled routine (casdyn.geometry.convex_routine): the
+"""Detailed convex meshes through the compiled routine (casdyn.codegen.convex_routine): the
 Panda with its own meshes and SRDF against coal at random configurations, the routine against
 the fixed exact graph where both apply, gradients and Jacobians against finite differences,
 and the routine's C inside compile() and export_c libraries."""
@@ -170,22 +170,36 @@ def test_compiled_and_exported_libraries_hold_the_routine(tmp_path):
     assert np.max(np.abs(robot.collision_distances(q) - expected[0].ravel())) <= 1e-13
 
 
-def test_without_a_compiler_small_pairs_use_the_graph_and_big_ones_say_why(monkeypatch):
+def _instructions(a, b) -> int:
+    T_a, T_b = ca.SX.sym("T_a", 4, 4), ca.SX.sym("T_b", 4, 4)
+    return ca.Function("d", [T_a, T_b], [distance.distance_expression(a, T_a, b, T_b)]) \
+        .n_instructions()
+
+
+def test_the_same_shapes_give_the_same_function_with_or_without_a_compiler(monkeypatch):
+    """The algorithm is a property of the pair: without a C compiler a pair of the routine
+    is a clear error (never another graph), a pair with a closed form the same graph, a
+    routine already built the same call; the fixed graph only when asked for."""
     from casdyn.codegen import export
+
+    rng = np.random.default_rng(8)
+    built = (g.Box((0.3, 0.2, 0.1)), g.ConvexMesh(rng.normal(size=(20, 3)) * 0.1))
+    new = (g.Box((0.2, 0.2, 0.25)), g.Box((0.1, 0.3, 0.2)))  # never built before
+    closed = [(g.Capsule(0.1, 0.3), g.Box((0.2, 0.2, 0.25))), (g.Sphere(0.1), g.Sphere(0.2)),
+              (g.Cylinder(0.1, 0.3), g.Capsule(0.05, 0.2))]
+    with_compiler = [_instructions(*pair) for pair in [built, *closed]]
 
     def none(compiler=None):
         raise ExportError("no C compiler found (looked for cc)")
 
     monkeypatch.setattr(export, "find_compiler", none)
-    rng = np.random.default_rng(8)
-    a, b = (g.ConvexMesh(rng.normal(size=(4000, 3))) for _ in range(2))  # never built before
+    assert [_instructions(*pair) for pair in [built, *closed]] == with_compiler
+    assert routine_symbol(*new)  # two boxes: the routine's pair on every machine
     with pytest.raises(ExportError, match=r"C routine compiled on first use.*no C compiler"):
-        g.signed_distance(a, np.eye(4), b, np.eye(4))
-    box, other = g.Box((0.3, 0.2, 0.1)), g.Box((0.2, 0.2, 0.25))
-    assert routine_symbol(box, other) is None  # the fixed graph, no compiler needed
-    pose = random_pose(rng, 0.2)
-    assert abs(g.signed_distance(box, np.eye(4), other, pose)
-               - coal_distance(box, np.eye(4), other, pose)) <= 1e-9
+        g.signed_distance(new[0], np.eye(4), new[1], np.eye(4))
+    pose = random_pose(rng, 0.2)  # the fixed graph, asked for: no compiler needed
+    assert abs(_fixed_graph(*new[:1], np.eye(4), new[1], pose)
+               - coal_distance(new[0], np.eye(4), new[1], pose)) <= 1e-9
 
 
 def test_forward_and_reverse_derivatives_agree_and_the_hessian_is_finite():

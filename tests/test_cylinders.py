@@ -249,7 +249,8 @@ def test_the_reference_agrees_with_coal_where_coal_is_exact():
 
 def test_a_detailed_convex_mesh_against_a_cylinder_is_refused_with_the_way_out():
     from casdyn.errors import InputError
-    from casdyn.geometry.distance import MAX_CYLINDER_DIRECTIONS, _core
+    from casdyn.geometry.cores import _core
+    from casdyn.geometry.fixed_graphs import MAX_CYLINDER_DIRECTIONS
 
     mesh = g.ConvexMesh(np.random.default_rng(0).normal(size=(400, 3)))
     assert _core(mesh).poly.directions.shape[1] > MAX_CYLINDER_DIRECTIONS

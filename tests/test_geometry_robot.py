@@ -86,7 +86,7 @@ def test_default_pairs_skip_welded_adjacent_and_disabled_links():
     seen = {frozenset((bodies[a], bodies[b])) for a, b in robot.collision_pairs}
     assert not seen & linked
     assert len(seen) == 7 * 6 // 2 - 6
-    from casdyn.geometry.robot import collision_pairs
+    from casdyn.model.geometry import collision_pairs
 
     fewer = collision_pairs(robot.model, robot.collision_geometry,
                             [("base_link_inertia", "forearm_link")])
@@ -123,14 +123,15 @@ def test_panda_geometry_matches_pinocchios_reader_and_its_boxes_match_coal():
             points = np.asarray(mesh.vertices())
             hull = item.shape.hull
             assert np.all(points @ hull.normals.T - hull.offsets <= 1e-9)
-    from casdyn.geometry.robot import RobotGeometry
+    from casdyn.functions.geometry_distances import distances_function
+    from casdyn.model.geometry import RobotGeometry
 
     geometry = RobotGeometry(robot.model, urdf, [share], _disabled(PANDA / "srdf/panda.srdf"))
     assert len(geometry.pairs) < len(robot.collision_pairs)
     boxes = [(a, b) for a, b in robot.collision_pairs
              if all(isinstance(o.shape, g.Box) for o in ours if o.name in (a, b))]
     assert boxes
-    d = np.asarray(geometry.function(boxes)(q)).ravel()
+    d = np.asarray(distances_function(robot.model, geometry.collision, boxes, ())(q)).ravel()
     by_name = {item.name: item for item in ours}
     for (a, b), value in zip(boxes, d, strict=True):
         ga, gb = by_name[a], by_name[b]
@@ -179,7 +180,8 @@ def test_unknown_pair_names_are_input_errors():
 
 
 def test_panda_with_fitted_capsules_agrees_with_coal_and_holds_the_meshes():
-    from casdyn.geometry.robot import RobotGeometry, distances_function
+    from casdyn.functions.geometry_distances import distances_function
+    from casdyn.model.geometry import RobotGeometry
 
     urdf, share = PANDA / "urdf/panda.urdf", PANDA.parents[2]
     robot = casdyn.load_urdf(urdf, package_dirs=[share])
@@ -193,7 +195,7 @@ def test_panda_with_fitted_capsules_agrees_with_coal_and_holds_the_meshes():
                 p = local[:3, :3] @ vertex + local[:3, 3]
                 t = np.clip(p[2], -ends[2], ends[2])
                 assert np.linalg.norm(p - [0, 0, t]) <= capsule.shape.radius + 1e-12
-    from casdyn.geometry.robot import collision_pairs
+    from casdyn.model.geometry import collision_pairs
 
     pairs = collision_pairs(robot.model, fitted, geometry.disabled)
     assert pairs == geometry.pairs  # the same names, links and SRDF

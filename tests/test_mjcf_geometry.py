@@ -1,4 +1,4 @@
-"""An MJCF model's geoms as the robot's collision geometry (casdyn.geometry.mjcf_geometry),
+"""An MJCF model's geoms as the robot's collision geometry (casdyn.model.mjcf_geometry),
 against MuJoCo itself: geom poses (``geom_xpos``, ``geom_xmat``), the pairs MuJoCo tests for
 contact (the contacts ``mj_collision`` makes when every margin is huge) and signed distances
 (``mj_geomDistance``; coal where MuJoCo's penetration depth is not the exact one)."""
@@ -18,8 +18,7 @@ from test_mjcf import BUDGET, _load, _package_files
 
 import casdyn
 from casdyn.geometry import Box, Capsule, ConvexMesh, Cylinder, Plane, Sphere
-from casdyn.geometry.distance import MAX_CYLINDER_DIRECTIONS, _core
-from casdyn.geometry.mjcf_geometry import geom_names
+from casdyn.model.mjcf_geometry import geom_names
 
 EXACT = 1e-9
 
@@ -241,9 +240,7 @@ def test_distance_jacobians_and_pickling_take_the_world_geometry():
     AD one, and a pickled robot reads its geoms again."""
     robot = _load(SHAPES)
     m = mujoco.MjModel.from_xml_string(SHAPES)
-    items = {item.name: item for item in robot.collision_geometry}
-    pairs = [pair for pair in robot.collision_pairs
-             if _supported(items[pair[0]].shape, items[pair[1]].shape)]
+    pairs = list(robot.collision_pairs)
     assert ("floor", "cap") in pairs and ("pillar", "wedge") in pairs
     q = random_qpos(m, np.random.default_rng(5))
     d, J = robot.function("collision_distances", pairs=pairs, jacobian=True)(q)
@@ -274,23 +271,14 @@ def _coal_distance(a, Ta, b, Tb) -> float:
                          result)
 
 
-def _supported(a, b) -> bool:
-    """Whether casdyn has an exact distance for the pair: all but a cylinder against a convex
-    mesh of more than MAX_CYLINDER_DIRECTIONS edge directions (refused)."""
-    if {type(a), type(b)} != {Cylinder, ConvexMesh}:
-        return True
-    mesh = a if isinstance(a, ConvexMesh) else b
-    return _core(mesh).poly.directions.shape[1] <= MAX_CYLINDER_DIRECTIONS
-
-
 def compare_distances(robot, m, states: int, seed: int = 0, pair_limit: int | None = None):
     """``(separated, penetrating, skipped)``: the largest error against MuJoCo where the
     geoms are apart, against coal where they overlap (primitives), and the pairs skipped.
     With ``pair_limit``: that many pairs, drawn at random, none of two meshes (MuJoCo's
     mesh-mesh distances were up to 3.9e-9 m off on robosuite's UR5e, where coal run to 1e-12
     agrees with casdyn to 4e-15; mesh pairs are checked against coal in
-    tests/test_convex_routine.py) nor of a cylinder and a mesh (a large graph each, tested
-    in tests/test_cylinders.py). Meshes of any size: their pairs go to the compiled routine."""
+    tests/test_convex_routine.py) nor of a cylinder and a mesh (tested against coal in
+    tests/test_cylinders.py). Meshes of any size: their pairs go to the compiled routine."""
     d = mujoco.MjData(m)
     items = {item.name: item for item in robot.collision_geometry}
     ids = _geom_ids(m)
@@ -306,10 +294,7 @@ def compare_distances(robot, m, states: int, seed: int = 0, pair_limit: int | No
     for a, b in order:
         if pair_limit is not None and len(pairs) == pair_limit:
             break
-        if _supported(items[a].shape, items[b].shape):
-            pairs.append((a, b))
-        else:
-            skipped.append((a, b))
+        pairs.append((a, b))  # every pair has an exact distance
     f = robot.function("collision_distances", pairs=pairs)
     rng = np.random.default_rng(seed)
     separated = penetrating = 0.0
@@ -340,9 +325,8 @@ def test_distances_agree_with_mujoco_and_coal():
     m = mujoco.MjModel.from_xml_string(SHAPES)
     separated, penetrating, skipped = compare_distances(robot, m, states=30)
     assert separated < EXACT and penetrating < 1e-7, (separated, penetrating)
-    assert set(skipped) <= {("pillar", "cyl"), ("cap", "cyl"), ("box", "cyl"),
-                            ("wedge", "cyl")}
-    assert ("wedge", "tet") in robot.collision_pairs and ("wedge", "tet") not in skipped
+    assert not skipped  # every pair has an exact distance
+    assert ("wedge", "tet") in robot.collision_pairs
 
 
 @pytest.mark.slow

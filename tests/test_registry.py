@@ -83,7 +83,7 @@ def test_input_defaults_are_the_home_configuration_zeros_and_the_models_paramete
 
 
 def test_two_robots_of_one_model_keep_the_geometry_each_was_made_with():
-    from casdyn.geometry.robot import RobotGeometry
+    from casdyn.model.geometry import RobotGeometry
     from casdyn.model.shipped import robot_urdf
 
     shipped = casdyn.load_robot("ur5e")  # its URDF and its .collision.xml

@@ -1,5 +1,5 @@
 """C that generated code needs beside CasADi's: the sources of external routines that casdyn's
-graphs call (such as the convex-mesh distance routine of :mod:`casdyn.geometry.convex_routine`).
+graphs call (such as the convex-mesh distance routine of :mod:`casdyn.codegen.convex_routine`).
 
 A module that puts calls of its own C routines into graphs registers, under the prefix of
 their symbols, a function that writes the C of a set of those symbols; :func:`sources_for`
@@ -20,7 +20,7 @@ _WRITERS: dict[str, Callable[[set[str]], str]] = {}
 
 # the modules that register writers, by prefix: imported when a graph calls one of theirs (a
 # Function deserialised in a process that has not built such a graph itself)
-_MODULES = {"casdyn_convex_": "casdyn.geometry.convex_routine"}
+_MODULES = {"casdyn_convex_": "casdyn.codegen.convex_routine"}
 
 
 def register(prefix: str, write: Callable[[set[str]], str]) -> None:

@@ -14,7 +14,7 @@ class GeometryMethods(RobotParts):
 
     @property
     def _robot_geometry(self):
-        """The robot's :class:`casdyn.geometry.robot.RobotGeometry` (or MJCF's), fixed when
+        """The robot's :class:`casdyn.model.geometry.RobotGeometry` (or MJCF's), fixed when
         the robot was made (``RigidBodyTree(model, geometry=...)``; None: its URDF's, read on
         first use); the one ``collision_distances`` is built from."""
         return self._functions.stages.geometry
@@ -34,13 +34,13 @@ class GeometryMethods(RobotParts):
     @property
     def collision_pairs(self) -> tuple[tuple[str, str], ...]:
         """Collision geometry pairs on links neither welded, adjacent nor disabled (MJCF:
-        the pairs MuJoCo tests for contact, see :mod:`casdyn.geometry.mjcf_geometry`)."""
+        the pairs MuJoCo tests for contact, see :mod:`casdyn.model.mjcf_geometry`)."""
         return self._robot_geometry.pairs
 
     def collision_distances(self, q, pairs=None, obstacles=()):
         """Signed distances (m) of ``pairs`` (default :attr:`collision_pairs`), then of each
         ``casdyn.geometry.Obstacle`` against every collision geometry: 1-D array."""
-        from ..geometry.robot import distance_options, warn_where_the_routine_stopped
+        from ..functions.geometry_distances import distance_options, warn_where_the_routine_stopped
 
         options = distance_options(pairs, obstacles, False)
         del options["jacobian"]

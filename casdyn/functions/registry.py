@@ -143,7 +143,7 @@ def resolve_options(model: Model, name: str, options: dict) -> dict:
         if not any(resolved["point"]):
             resolved["point"] = None  # the frame origin: the same Function as without
     if "obstacles" in accepted:
-        from ..geometry.robot import distance_options
+        from .geometry_distances import distance_options
 
         resolved.update(distance_options(resolved["pairs"], resolved["obstacles"],
                                          resolved["jacobian"]))

@@ -48,11 +48,11 @@ class Stages:
     @property
     def geometry(self):
         """The robot's collision and visual geometry
-        (:class:`casdyn.geometry.robot.RobotGeometry`, or MJCF's): the one it was made with,
+        (:class:`casdyn.model.geometry.RobotGeometry`, or MJCF's): the one it was made with,
         else its URDF's, read on first use. Read-only: a robot's geometry is fixed for its
         life, so a cached ``collision_distances`` is always of this geometry."""
         if self._geometry is None:
-            from ..geometry.robot import RobotGeometry  # imported on first use
+            from ..model.geometry import RobotGeometry  # imported on first use
 
             self._geometry = RobotGeometry(self._model)
         return self._geometry

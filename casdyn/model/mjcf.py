@@ -28,7 +28,7 @@ velocity of the body's origin, then the body-axes angular velocity):
 
 Besides: :mod:`casdyn.model.mjcf_loops` (``connect`` and ``weld`` equalities as loops),
 :mod:`casdyn.model.mjcf_unmodelled` (the warning of what casdyn does not model),
-:mod:`casdyn.geometry.mjcf_geometry` (the geoms as collision geometry and their pairs).
+:mod:`casdyn.model.mjcf_geometry` (the geoms as collision geometry and their pairs).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CasdynError, InputError, ModelError, ModelWarning
-from ..geometry.mjcf_geometry import placements, unsupported
 from .mjcf_frames import axis_rotation, local_pose, quaternion_matrix
+from .mjcf_geometry import placements, unsupported
 from .mjcf_loops import mjcf_loops
 from .mjcf_unmodelled import unmodelled
 from .urdf import JointSpec, LinkSpec, RobotDescription

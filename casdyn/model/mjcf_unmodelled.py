@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..geometry.mjcf_geometry import colliding, mujoco_pairs
+from .mjcf_geometry import colliding, mujoco_pairs
 
 CONNECT, WELD = 0, 1  # mjtEq
 

@@ -38,6 +38,13 @@ def robot_srdf(name: str) -> str | None:
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
+def robot_file(name: str, suffix: str):
+    """The file ``robots/<name><suffix>`` shipped beside robot ``name`` (such as its
+    ``.collision.xml``), or None where there is none."""
+    path = _robots_dir() / f"{_known(name)}{suffix}"
+    return path if path.is_file() else None
+
+
 def mjcf_names() -> tuple[str, ...]:
     """The MJCF models shipped (``robots/<name>.xml``), sorted."""
     return tuple(sorted(p.name[:-4] for p in _robots_dir().iterdir() if p.name.endswith(".xml")))

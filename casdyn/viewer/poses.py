@@ -6,7 +6,7 @@ from __future__ import annotations
 import casadi as ca
 
 from ..algorithms import kinematics
-from ..geometry.robot import body_poses
+from ..functions.geometry_distances import body_poses
 
 
 def pose_function(model, bodies: tuple[str, ...]) -> ca.Function:

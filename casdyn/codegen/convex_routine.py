@@ -1,9 +1,10 @@
-"""Signed distances of pairs with a convex mesh through a compiled C routine.
+"""Signed distances of the pairs without a closed form through a compiled C routine.
 
-The fixed-graph distance of a polytope (:mod:`casdyn.geometry.distance`) tests every pair of
-edge directions and every vertex against every face, so its graph grows with the hulls'
-sizes: a point against a Panda link's hull takes 299k instructions. Every pair with a convex
-mesh (a sphere's or a capsule's core, a box or another mesh against it) is computed instead by
+The fixed-graph distance of a polytope (:mod:`casdyn.geometry.fixed_graphs`) tests every pair
+of edge directions and every vertex against every face, so its graph grows with the hulls'
+sizes: a point against a Panda link's hull takes 299k instructions. Every pair of polytopes
+without a closed form (the pair table of :mod:`casdyn.geometry.distance`: a convex mesh with
+a sphere's or a capsule's core, a box or another mesh, and two boxes) is computed instead by
 the C routine ``convex_distance.c``: GJK (Gilbert, Johnson and Keerthi 1988) for the distance,
 EPA (van den Bergen 2001) for the penetration depth, on the hulls of the cores' points (one
 for a sphere, two for a capsule, eight for a box); exact for polytopes and finite everywhere.
@@ -23,12 +24,15 @@ the distance (that of a fixed normal and fixed witness points).
 
 The routine is compiled once per set of hull pairs with the system C compiler and kept in
 casdyn's compile cache; ``compile()`` and ``export_c`` put its C into the generated files
-(:mod:`casdyn.codegen.externals`), so the exported code is self-contained.
+(:mod:`casdyn.codegen.externals`), so the exported code is self-contained. Geometry sits
+below codegen: this module installs itself as geometry's routine when it is imported
+(:func:`casdyn.geometry.distance.install_routine`), which ``import casdyn`` does.
 """
 
 from __future__ import annotations
 
 import hashlib
+import sys
 import threading
 from pathlib import Path
 
@@ -37,6 +41,7 @@ import numpy as np
 
 from ..codegen import externals
 from ..errors import CasdynError, ExportError
+from ..geometry import distance as _geometry
 
 PREFIX = "casdyn_convex_"
 ROUTINE = Path(__file__).with_name("convex_distance.c")
@@ -184,17 +189,6 @@ def source(names) -> str:
     return "\n".join([ROUTINE.read_text(), _COMMON, *(entry_source(n) for n in sorted(names))])
 
 
-def compiler_available() -> bool:
-    """Whether a C compiler is found (:func:`casdyn.codegen.export.find_compiler`)."""
-    from ..codegen.export import find_compiler
-
-    try:
-        find_compiler()
-    except ExportError:
-        return False
-    return True
-
-
 def _library(names: list[str]) -> Path:
     """The shared library holding the entry points ``names``, from the compile cache or
     built now; each entry's C is kept beside it (see :func:`entry_source`)."""
@@ -253,3 +247,4 @@ def distance(vertices_a: np.ndarray, pose_a, vertices_b: np.ndarray, pose_b):
 
 
 externals.register(PREFIX, source)
+_geometry.install_routine(sys.modules[__name__])

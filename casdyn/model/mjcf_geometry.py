@@ -36,9 +36,9 @@ from functools import cached_property
 
 import numpy as np
 
-from ..model.mjcf_frames import local_pose, quaternion_matrix
-from .robot import RobotGeometry
-from .shapes import Box, Capsule, ConvexMesh, Cylinder, Geometry, Plane, Sphere
+from ..geometry.shapes import Box, Capsule, ConvexMesh, Cylinder, Geometry, Plane, Sphere
+from .geometry import RobotGeometry
+from .mjcf_frames import local_pose, quaternion_matrix
 
 # mjtGeom
 PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH, SDF = range(9)

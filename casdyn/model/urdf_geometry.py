@@ -28,9 +28,9 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CasdynError, ModelWarning, URDFError
-from ..model.urdf import _parse_xml, _read_source, rpy_to_matrix
-from .meshes import format_problem
-from .shapes import Box, Capsule, Cylinder, Geometry, Mesh, Sphere
+from ..geometry.meshes import format_problem
+from ..geometry.shapes import Box, Capsule, Cylinder, Geometry, Mesh, Sphere
+from .urdf import _parse_xml, _read_source, rpy_to_matrix
 
 
 def read_geometry(source: str | os.PathLike, package_dirs=(),

@@ -1,163 +1,31 @@
-"""A robot's geometry: what its URDF says per link, the default collision pairs, and the
-signed distances of chosen pairs as a CasADi Function of ``q``.
+"""The signed distances of a robot's collision geometry (:mod:`casdyn.model.geometry`) as a
+CasADi Function of ``q``: chosen pairs, then obstacles against every geometry, and their
+Jacobian in the tangent space (``collision_distances``, built in :mod:`.build_geometry`).
 
-Geometry stays on the link it was written on (``Geometry.body`` is the link's name): casdyn
-keeps links welded by fixed joints addressable as bodies, so their pose is exact without
-moving their geometry to the body they merge into. Poses come from one shared forward
-kinematics pass (:func:`casdyn.algorithms.kinematics.base_poses`), in the base frame.
+The shapes are placed by one shared forward kinematics pass
+(:func:`casdyn.algorithms.kinematics.base_poses`), in the base frame; each pair's distance is
+:func:`casdyn.geometry.distance.distance_expression` of the placed shapes.
 """
 
 from __future__ import annotations
 
-import os
-from functools import cached_property
-
 import casadi as ca
 import numpy as np
 
-from .. import arguments
 from ..algorithms import configuration, kinematics
-from ..errors import CasdynError, InputError, unknown_name
-from ..math.spatial import Transform
-from . import convex_routine
-from . import primitives as pr
-from .distance import (
+from ..errors import InputError, unknown_name
+from ..geometry import primitives as pr
+from ..geometry.distance import (
     distance_expression,
     distance_gradient_function,
+    prepare_routines,
     routine_symbol,
+    warn_if_stopped,
     witness_points,
 )
-from .shapes import Mesh, Obstacle
-from .urdf_geometry import read_geometry
-
-
-class RobotGeometry:
-    """The geometry of one robot model, read lazily from its URDF source."""
-
-    def __init__(self, model, source: str | os.PathLike | None = None, package_dirs=(),
-                 disabled=(), extra: os.PathLike | None = None):
-        self._model = model
-        self._source = source
-        self._extra = extra
-        self._package_dirs = package_dirs
-        self.disabled = disabled_pairs(disabled)
-        self._functions: dict[tuple, ca.Function] = {}
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["_functions"] = {}  # CasADi Functions are rebuilt on demand
-        state.pop("_read", None)  # read again: shapes hold CasADi data
-        return state
-
-    @cached_property
-    def _read(self) -> tuple[tuple, tuple]:
-        source = self._source
-        if source is None:
-            label = getattr(self._model.description, "source", None)
-            if label is None or label == "<string>" or not os.path.isfile(label):
-                raise CasdynError(
-                    "this robot's URDF source is not known (a model built without a URDF "
-                    "file): load it with casdyn.load_urdf to read its geometry"
-                )
-            source = label
-        collision, visual = read_geometry(source, self._package_dirs, self._extra)
-        known = set(self._model.body_names) | {self._model.base_name}
-        root = self._model.description.links[0].name if self._model.description else None
-        for item in (*collision, *visual):
-            if item.body not in known and item.body != root:
-                raise CasdynError(f"geometry {item.name!r} is on link {item.body!r}, which "
-                                  "is not a body of this model")
-        return collision, visual
-
-    @property
-    def collision(self) -> tuple:
-        return self._read[0]
-
-    @property
-    def visual(self) -> tuple:
-        return self._read[1]
-
-    @property
-    def pairs(self) -> tuple[tuple[str, str], ...]:
-        return collision_pairs(self._model, self.collision, self.disabled)
-
-    def function(self, pairs=None, obstacles=(), jacobian: bool | str = False) -> ca.Function:
-        """``(q) -> d`` (or ``(q) -> (d, J)`` with ``J = dd/dv``, nd x nv, in the tangent
-        space) for the pairs (default :attr:`pairs`), then each obstacle against every
-        collision geometry."""
-        options = distance_options(pairs, obstacles, jacobian)
-        pairs = self.pairs if options["pairs"] is None else options["pairs"]
-        obstacles, jacobian = options["obstacles"], options["jacobian"]
-        # obstacles by identity: the cache entry holds them, so an id is not reused meanwhile
-        key = (pairs, tuple(id(o) for o in obstacles), jacobian)
-        if key not in self._functions:
-            self._functions[key] = (obstacles, distances_function(
-                self._model, self.collision, pairs, obstacles, jacobian))
-        return self._functions[key][1]
-
-    def distances(self, q, pairs=None, obstacles=()):
-        """Signed distances at ``q``: (nd,), or (N, nd) for a batch ``q`` (N, nq); a CasADi
-        expression for a symbolic ``q``."""
-        q = arguments.vector(q, "q", self._model.nq)
-        f = self.function(pairs, obstacles)
-        if isinstance(q, ca.SX | ca.MX):
-            return f(q)
-        if q.ndim == 2:
-            return f.map(len(q))(q.T).full().T if len(q) else np.zeros((0, f.size1_out(0)))
-        return f(q).full().ravel()
-
-
-def shipped_geometry(model, name: str, disabled=()) -> RobotGeometry:
-    """The geometry of the shipped robot ``name``: its URDF's and its ``.collision.xml``'s;
-    ``disabled``: link-name pairs left out of the default collision pairs."""
-    from ..model.shipped import _robots_dir, robot_urdf
-
-    side = _robots_dir() / f"{name}.collision.xml"
-    return RobotGeometry(model, robot_urdf(name), disabled=disabled,
-                         extra=side if side.is_file() else None)
-
-
-def disabled_pairs(pairs) -> frozenset:
-    """A set of unordered link-name pairs (e.g. an SRDF's ``disable_collisions``)."""
-    result = set()
-    for pair in pairs:
-        if isinstance(pair, str) or len(pair) != 2:
-            raise InputError(f"a disabled collision pair must be two link names, got {pair!r}")
-        result.add(frozenset(pair))
-    return frozenset(result)
-
-
-def _group(model, body: str) -> int:
-    """The moving joint a link rides on (-1: welded to the base). On a floating base the
-    root link rides on the free joint; on a fixed base it is the base."""
-    if body == _root(model) and not model.floating_base:
-        return -1
-    index = model.body_index(body, allow_base=True)
-    return -1 if index < 0 else model.bodies[index].joint
-
-
-def _root(model) -> str | None:
-    return model.description.links[0].name if model.description is not None else None
-
-
-def collision_pairs(model, geometry, disabled=frozenset()) -> tuple[tuple[str, str], ...]:
-    """Every pair of collision geometries whose links are not the same, not welded together
-    (riding on the same moving joint, or both on the base), not adjacent (their moving
-    joints are parent and child: the child's joint turns about a point of the parent) and not
-    in ``disabled`` (unordered link-name pairs)."""
-    disabled = disabled_pairs(disabled) if not isinstance(disabled, frozenset) else disabled
-    groups = {item.body: _group(model, item.body) for item in geometry}
-    parent = {j: joint.parent for j, joint in enumerate(model.joints)}
-    pairs = []
-    for i, a in enumerate(geometry):
-        for b in geometry[i + 1:]:
-            ga, gb = groups[a.body], groups[b.body]
-            if ga == gb or frozenset((a.body, b.body)) in disabled:
-                continue
-            if (gb >= 0 and parent[gb] == ga) or (ga >= 0 and parent[ga] == gb):
-                continue
-            pairs.append((a.name, b.name))
-    return tuple(pairs)
+from ..geometry.shapes import Mesh, Obstacle
+from ..math.spatial import Transform
+from ..model.geometry import moving_joint, root_link
 
 
 def _pair_list(pairs) -> tuple[tuple[str, str], ...]:
@@ -194,7 +62,7 @@ def body_poses(model, q, bodies, states=None, joints=None) -> dict[str, ca.SX]:
     poses = {}
     for name in bodies:
         # the root link is the base only on a fixed base (a floating one moves it)
-        if name == model.base_name or (name == _root(model) and not model.floating_base):
+        if name == model.base_name or (name == root_link(model) and not model.floating_base):
             poses[name] = ca.SX.eye(4)
             continue
         joint, offset = kinematics.body_frame(model, model.body_index(name))
@@ -268,7 +136,7 @@ def witness_jacobian(model, geometry, pairs, obstacles, q) -> tuple[ca.SX, ca.SX
     columns: dict[int, tuple] = {}
 
     def chain(body):
-        return set() if body is None else set(model.support(_group(model, body)))
+        return set() if body is None else set(model.support(moving_joint(model, body)))
 
     values, rows = [], []
     for label, a, pose_a, body_a, b, pose_b, body_b in _placed_pairs(
@@ -322,8 +190,6 @@ def warn_where_the_routine_stopped(model, geometry, pairs, obstacles, q, d) -> N
     left at a capacity, naming the pair and the bound on its error. Only overlapping or
     touching pairs of the routine are asked: its capacities are EPA's (GJK on polytopes
     ends long before its iteration limit), so a robot clear of collisions pays nothing."""
-    from .distance import warn_if_stopped
-
     d = np.asarray(d, dtype=float).ravel()
     placed = None
     for k, value in enumerate(d):
@@ -340,14 +206,14 @@ def warn_where_the_routine_stopped(model, geometry, pairs, obstacles, q, d) -> N
 
 def _prepare_routines(geometry, pairs, obstacles) -> None:
     """Build the compiled routine of every pair of detailed convex meshes among ``pairs``
-    and ``obstacles`` (:mod:`casdyn.geometry.convex_routine`) at once: one library, one
+    and ``obstacles`` (:mod:`casdyn.codegen.convex_routine`) at once: one library, one
     compilation."""
     by_name = {item.name: item.shape for item in geometry}
     shapes = [(by_name[a], by_name[b]) for a, b in pairs if a in by_name and b in by_name]
     shapes += [(o.shape, item.shape) for o in obstacles for item in geometry]
     symbols = [routine_symbol(a, b) for a, b in shapes
                if not isinstance(a, Mesh) and not isinstance(b, Mesh)]
-    convex_routine.prepare([s for s in symbols if s is not None])
+    prepare_routines([s for s in symbols if s is not None])
 
 
 def distances_function(model, geometry, pairs, obstacles, jacobian: bool | str = False):
