@@ -171,12 +171,12 @@ def test_compiled_and_exported_libraries_hold_the_routine(tmp_path):
 
 
 def test_without_a_compiler_small_pairs_use_the_graph_and_big_ones_say_why(monkeypatch):
-    from casdyn.codegen import export
+    from casdyn.codegen import build
 
     def none(compiler=None):
         raise ExportError("no C compiler found (looked for cc)")
 
-    monkeypatch.setattr(export, "find_compiler", none)
+    monkeypatch.setattr(build, "find_compiler", none)
     rng = np.random.default_rng(8)
     a, b = (g.ConvexMesh(rng.normal(size=(4000, 3))) for _ in range(2))  # never built before
     with pytest.raises(ExportError, match=r"C routine compiled on first use.*no C compiler"):
@@ -214,15 +214,16 @@ def test_forward_and_reverse_derivatives_agree_and_the_hessian_is_finite():
 def test_functions_in_separate_files_share_one_copy_of_the_routine(tmp_path, monkeypatch):
     """Each large function gets a C file of its own; the routine's entry points are global
     symbols, so they go into the first file only (twice, the link failed)."""
-    from casdyn.codegen import export
+    from casdyn import sizes
+    from casdyn.codegen import library
 
     rng = np.random.default_rng(10)
     a, b = (g.ConvexMesh(rng.normal(size=(40, 3)) * 0.1) for _ in range(2))
     T = ca.SX.sym("T", 4, 4)
     d = g.signed_distance(a, np.eye(4), b, T)
     functions = [ca.Function("d", [T], [d]), ca.Function("grad", [T], [ca.gradient(d, T)])]
-    monkeypatch.setattr(export, "LARGE_FUNCTION", 1)
-    loaded = export.export_functions(functions, tmp_path, "two")
+    monkeypatch.setattr(sizes, "OWN_C_FILE", 1)
+    loaded = library.export_functions(functions, tmp_path, "two")
     assert len(list(tmp_path.glob("*.c"))) == 2
     pose = random_pose(rng, 0.3)
     for ours, theirs in zip(loaded, functions, strict=True):
