@@ -91,6 +91,7 @@ def _fixed_graph(a, pose_a, b, pose_b) -> float:
                                                     routine=False)))
 
 
+@pytest.mark.slow  # several seconds: the quick tier stays quick
 def test_the_routine_agrees_with_the_fixed_graph_apart_and_overlapping():
     """Two independent exact methods (support-function iterations in C, separating axes and
     closest features as a graph) on small hulls, boxes, a sphere and a capsule, where
@@ -156,6 +157,7 @@ def test_panda_jacobians_match_finite_differences_and_each_other():
         assert np.max(np.abs(J - fd)) <= 1e-6
 
 
+@pytest.mark.slow  # several seconds: the quick tier stays quick
 def test_compiled_and_exported_libraries_hold_the_routine(tmp_path):
     robot = _panda()
     q = robot.random_configuration(np.random.default_rng(4))
