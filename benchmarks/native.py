@@ -89,7 +89,7 @@ def _prepare(directory: Path, robot, urdf: str, functions) -> tuple[Path, Path, 
     import pinocchio as pin
 
     # prefix="": the harness looks the functions up by their plain names; casdyn's default
-    # flags (by function size, see casdyn.codegen.export), built for this processor as Pinocchio is
+    # flags (by function size, see casdyn.codegen.build), built for this processor as Pinocchio is
     robot.export_c(directory, functions, prefix="", native=True)
     floating_base = robot.floating_base
     model = (pin.buildModelFromXML(urdf, pin.JointModelFreeFlyer()) if floating_base

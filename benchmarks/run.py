@@ -94,7 +94,7 @@ def agreement(bench_models, with_adam_up_to: int) -> str:
 
 
 # the derivatives of every model (the longest chain's FD derivatives, 173,000 SX instructions
-# and the loops of casdyn.codegen.kernels, compile at -O1 in about half a minute)
+# and the loops of casdyn.codegen.forms, compile at -O1 in about half a minute)
 WITH_DERIVATIVES = ("UR5", "UR5e", "Panda-like", "chain6", "chain12", "chain24", "chain48")
 
 

@@ -11,6 +11,7 @@ from . import integrators
 from ._version import __version__
 from .algorithms.contacts import Contact
 from .arguments import flag as _flag
+from .codegen import compile_function
 from .errors import (
     CacheWarning,
     CasdynError,
@@ -47,6 +48,7 @@ __all__ = [
     "RigidBodyTree",
     "URDFError",
     "__version__",
+    "compile_function",
     "integrators",
     "load_mjcf",
     "load_robot",

@@ -16,7 +16,6 @@ Run:  python examples/arm_obstacle_mpc.py [--plot-dir DIR] [--quick]
 """
 
 import argparse
-import pickle
 import time
 from pathlib import Path
 
@@ -25,7 +24,6 @@ import numpy as np
 
 import casdyn
 from casdyn import geometry as g
-from casdyn.codegen.library_cache import cached_library
 from casdyn.integrators import rk4_step
 from casdyn.plotting import pyplot
 
@@ -88,9 +86,7 @@ class RealTimeIteration:
     def __init__(self, robot, obstacles):
         distances = robot.function("collision_distances", obstacles=obstacles, jacobian=True)
         self.horizon = h = Horizon(robot, distances.size1_out(0))
-        (mapped,), _ = cached_library(
-            [distances.map(HORIZON)], "arm_obstacle_mpc",
-            pickle.dumps((robot.model, [o.pose.tobytes() for o in obstacles])))
+        mapped = casdyn.compile_function(distances.map(HORIZON))
         w, x0 = ca.MX.sym("w", h.size), ca.MX.sym("x0", h.nx)
         d, J = mapped(h.positions(w))  # d: nd x N, J: nd x (n N)
         X = ca.horzcat(*[w[k * h.stage : k * h.stage + h.nx] for k in range(HORIZON + 1)])

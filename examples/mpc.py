@@ -18,7 +18,6 @@ Run:  python examples/mpc.py [--plot-dir DIR] [--quick] [--solver rti|ipopt]
 """
 
 import argparse
-import pickle
 import time
 from pathlib import Path
 
@@ -26,7 +25,6 @@ import casadi as ca
 import numpy as np
 
 import casdyn
-from casdyn.codegen.library_cache import cached_library
 from casdyn.integrators import rk4_step
 from casdyn.plotting import pyplot
 
@@ -156,8 +154,7 @@ class RealTimeIteration(Controller):
         h, w, x0, ref = self.horizon, self.w, self.x0, self.ref
         step = model_step(robot).map(HORIZON)
         # the linearisation of the whole horizon as one compiled function, cached on disk
-        (step,), _ = cached_library([step], "mpc_ur5e_rti",
-                                                  pickle.dumps(robot.model))
+        step = casdyn.compile_function(step)
         X, U = h.states(w), h.torques(w)
         x_next, A, B = step(X[:, :-1], U)
         # rows k: A_k dx_k + B_k du_k - dx_{k+1} = -(f(x_k, u_k) - x_{k+1})

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import casdyn
-from casdyn.codegen import background, export, library_cache
+from casdyn.codegen import background, build
 
 pytestmark = pytest.mark.slow  # background compilation
 
@@ -59,7 +59,7 @@ def test_the_next_process_loads_the_cached_library(auto, monkeypatch):
     def no_compiling(*args, **kwargs):
         raise AssertionError("the cached library should have been loaded")
 
-    monkeypatch.setattr(library_cache, "write_library", no_compiling)
+    monkeypatch.setattr(build, "run", no_compiling)
     robot = casdyn.load_robot("planar_2link")
     _calls(robot, background.AFTER_CALLS)
     assert background.wait(120)
@@ -85,7 +85,7 @@ def _compiler(tmp_path, name: str, body: str) -> str:
 def test_a_failing_compiler_is_logged_once_and_calls_stay_on_the_sx_path(auto, tmp_path,
                                                                          monkeypatch, caplog):
     monkeypatch.setenv("CC", _compiler(tmp_path, "broken-cc", "echo broken >&2; exit 1"))
-    export.native_flags.cache_clear()
+    build.native_flags.cache_clear()
     robot = casdyn.load_robot("planar_2link")
     plain = casdyn.load_robot("planar_2link")
     with caplog.at_level(logging.DEBUG, logger="casdyn"):
@@ -94,7 +94,7 @@ def test_a_failing_compiler_is_logged_once_and_calls_stay_on_the_sx_path(auto, t
         for _ in range(background.AFTER_CALLS):
             robot.mass_matrix([0.1, 0.2])
         assert background.wait(120)
-    export.native_flags.cache_clear()
+    build.native_flags.cache_clear()
     assert robot.compiled_functions == ()
     assert np.array_equal(robot.inverse_dynamics(*state), plain.inverse_dynamics(*state))
     failures = [r for r in caplog.records if "background failed" in r.getMessage()]
@@ -105,21 +105,21 @@ def test_calls_never_wait_for_the_compiler(auto, tmp_path, monkeypatch):
     """A compiler held until the calls are done: had a call waited for it, the test would
     hang."""
     gate = tmp_path / "gate"
-    held = f'while [ ! -e "{gate}" ]; do sleep 0.05; done; exec {export.find_compiler()} "$@"'
+    held = f'while [ ! -e "{gate}" ]; do sleep 0.05; done; exec {build.find_compiler()} "$@"'
     monkeypatch.setenv("CC", _compiler(tmp_path, "held-cc", held))
-    export.native_flags.cache_clear()
+    build.native_flags.cache_clear()
     robot = casdyn.load_robot("planar_2link")
     _calls(robot, 3 * background.AFTER_CALLS)
     assert robot.compiled_functions == ()
     gate.touch()
     assert background.wait(120)
-    export.native_flags.cache_clear()
+    build.native_flags.cache_clear()
     assert robot.compiled_functions == ("inverse_dynamics_nofext",)
 
 
 def test_without_a_compiler_nothing_is_tried(auto, monkeypatch):
     monkeypatch.setenv("CC", "no-such-compiler-anywhere")
-    monkeypatch.setattr(export, "COMPILERS", ("no-such-compiler-anywhere",))
+    monkeypatch.setattr(build, "COMPILERS", ("no-such-compiler-anywhere",))
     robot = casdyn.load_robot("planar_2link")
     _calls(robot, background.AFTER_CALLS)
     assert background.wait(120)
@@ -131,9 +131,9 @@ EXITS_MID_BUILD = """
 import threading
 import numpy as np
 import casdyn
-from casdyn.codegen import export
+from casdyn.codegen import build as codegen_build
 
-build = export._compile
+build = codegen_build.run
 
 
 def after_exit(*args, **kwargs):
@@ -141,7 +141,7 @@ def after_exit(*args, **kwargs):
     return build(*args, **kwargs)
 
 
-export._compile = after_exit
+codegen_build.run = after_exit
 robot = casdyn.load_robot("ur5e")
 q = robot.home_configuration()
 for _ in range(casdyn.codegen.background.AFTER_CALLS):
@@ -168,7 +168,7 @@ def test_a_script_ending_during_a_background_build_exits_quietly(tmp_path):
     assert all(f"{name}.sha256" in libraries for name in libraries if name.endswith(".so"))
     assert not [p for p in cache.glob(".casdyn-*")] if cache.exists() else True
     next_run = subprocess.run(
-        [sys.executable, "-c", EXITS_MID_BUILD.replace("export._compile = after_exit", "")
+        [sys.executable, "-c", EXITS_MID_BUILD.replace("codegen_build.run = after_exit", "")
          + "casdyn.codegen.background.wait(300); print(robot.compiled_functions)"],
         env=env, capture_output=True, text=True, timeout=300)
     assert next_run.returncode == 0 and next_run.stderr == "", next_run.stderr

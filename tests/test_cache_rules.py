@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 import casdyn
-from casdyn import CacheWarning, CasdynError
-from casdyn.codegen import cache_dir, export, object_cache
+from casdyn import CacheWarning, CasdynError, sizes
+from casdyn.codegen import build, cache_dir
 
 pytestmark = pytest.mark.slow  # compiles in fresh processes
 
@@ -70,7 +70,7 @@ def _plant(path: Path, marker: Path, mode: int = 0o644) -> None:
     matching digest beside it, as someone who can write the folder would leave it."""
     source = path.with_name("planted.c")
     source.write_text(PLANTED % marker)
-    subprocess.run([export.find_compiler(), "-shared", "-fPIC", str(source), "-o", str(path)],
+    subprocess.run([build.find_compiler(), "-shared", "-fPIC", str(source), "-o", str(path)],
                    check=True)
     source.unlink()
     cache_dir.digest_path(path).write_text(cache_dir.sha256(path) + "\n")
@@ -85,7 +85,7 @@ def test_a_damaged_convex_routine_library_is_rebuilt(tmp_path, damage):
     one gave CasADi's raw loader error forever."""
     first = _run(CONVEX, tmp_path / "cache")
     assert first.returncode == 0, first.stderr
-    [library] = (tmp_path / "cache" / "convex").glob("libcasdyn_convex_*.so")
+    [library] = (tmp_path / "cache").glob("libcasdyn_convex_*.so")
     _damage(library, damage)
     again = _run(CONVEX, tmp_path / "cache")
     assert again.returncode == 0, again.stderr
@@ -97,7 +97,7 @@ def test_a_damaged_convex_routine_library_is_rebuilt(tmp_path, damage):
 def test_a_damaged_compiled_ocp_library_is_rebuilt(tmp_path, damage):
     first = _run(SQUARE, tmp_path / "cache")
     assert first.returncode == 0 and float(first.stdout) == 10.0, first.stderr
-    [library] = (tmp_path / "cache" / "ocp").glob("libcache_rule_square_*.so")
+    [library] = (tmp_path / "cache").glob("libcache_rule_square_*.so")
     _damage(library, damage)
     again = _run(SQUARE, tmp_path / "cache")
     assert again.returncode == 0 and float(again.stdout) == 10.0, again.stderr
@@ -108,7 +108,7 @@ def test_a_damaged_compiled_ocp_library_is_rebuilt(tmp_path, damage):
 def test_a_damaged_cached_object_is_compiled_again(tmp_path, monkeypatch, damage):
     """Once "file too short" or a missing symbol in every later export of the Function."""
     monkeypatch.setenv("CASDYN_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(object_cache, "CACHED_FROM", 0)  # every file is kept
+    monkeypatch.setattr(sizes, "KEEP_OBJECT", 0)  # every file is kept
     robot = casdyn.load_robot("ur5e")
     names = ["inverse_dynamics", "mass_matrix"]
     robot.export_c(tmp_path / "first", names, batch=True)  # several files: objects
@@ -184,11 +184,10 @@ def test_a_library_planted_in_a_world_writable_cache_never_runs(tmp_path):
     victim's build would look for must not be loaded."""
     trusted = tmp_path / "mine"
     assert _run(SQUARE, trusted).returncode == 0
-    [built] = (trusted / "ocp").glob("libcache_rule_square_*.so")
+    [built] = trusted.glob("libcache_rule_square_*.so")
     shared = _open_folder(tmp_path / "shared")
-    _open_folder(shared / "ocp")
     marker = tmp_path / "planted-code-ran"
-    _plant(shared / "ocp" / built.name, marker)
+    _plant(shared / built.name, marker)
     run = _run(SQUARE, shared)
     assert run.returncode == 0 and float(run.stdout) == 10.0, run.stderr
     assert not marker.exists()
@@ -199,7 +198,7 @@ def test_a_library_planted_in_a_world_writable_cache_never_runs(tmp_path):
 def test_a_library_others_may_write_in_a_trusted_cache_is_rebuilt(tmp_path):
     cache = tmp_path / "cache"
     assert _run(SQUARE, cache).returncode == 0
-    [built] = (cache / "ocp").glob("libcache_rule_square_*.so")
+    [built] = cache.glob("libcache_rule_square_*.so")
     marker = tmp_path / "planted-code-ran"
     built.unlink()
     _plant(built, marker, mode=0o666)

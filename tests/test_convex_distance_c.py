@@ -240,6 +240,7 @@ def test_matches_coal_on_random_hulls(random_pairs):
         assert max(error) <= 1e-9, (kind, max(error))
 
 
+@pytest.mark.slow  # several seconds: the quick tier stays quick
 def test_matches_the_exact_fixed_graph_distance(lib):
     """casdyn's exact symbolic distance of two ConvexMesh (small hulls), apart and
     overlapping."""
@@ -455,6 +456,7 @@ def test_the_bound_holds_the_answer_and_is_within_the_tolerance(random_pairs):
         assert abs(answer.sd - reference) <= answer.bound[0] + 1e-14
 
 
+@pytest.mark.slow  # several seconds: the quick tier stays quick
 def test_a_full_polytope_is_reported_with_a_bound_that_holds_the_depth(lib):
     """5,000 points on a sphere against themselves at one pose: EPA needs about 1.6 vertices
     per point to converge, more than its 1,000. The routine says so (CASDYN_CVX_EPA_VERTS) and

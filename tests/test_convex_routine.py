@@ -91,6 +91,7 @@ def _fixed_graph(a, pose_a, b, pose_b) -> float:
                                                     routine=False)))
 
 
+@pytest.mark.slow  # several seconds: the quick tier stays quick
 def test_the_routine_agrees_with_the_fixed_graph_apart_and_overlapping():
     """Two independent exact methods (support-function iterations in C, separating axes and
     closest features as a graph) on small hulls, boxes, a sphere and a capsule, where
@@ -156,6 +157,7 @@ def test_panda_jacobians_match_finite_differences_and_each_other():
         assert np.max(np.abs(J - fd)) <= 1e-6
 
 
+@pytest.mark.slow  # several seconds: the quick tier stays quick
 def test_compiled_and_exported_libraries_hold_the_routine(tmp_path):
     robot = _panda()
     q = robot.random_configuration(np.random.default_rng(4))
@@ -180,7 +182,7 @@ def test_the_same_shapes_give_the_same_function_with_or_without_a_compiler(monke
     """The algorithm is a property of the pair: without a C compiler a pair of the routine
     is a clear error (never another graph), a pair with a closed form the same graph, a
     routine already built the same call; the fixed graph only when asked for."""
-    from casdyn.codegen import export
+    from casdyn.codegen import build
 
     rng = np.random.default_rng(8)
     built = (g.Box((0.3, 0.2, 0.1)), g.ConvexMesh(rng.normal(size=(20, 3)) * 0.1))
@@ -192,7 +194,7 @@ def test_the_same_shapes_give_the_same_function_with_or_without_a_compiler(monke
     def none(compiler=None):
         raise ExportError("no C compiler found (looked for cc)")
 
-    monkeypatch.setattr(export, "find_compiler", none)
+    monkeypatch.setattr(build, "find_compiler", none)
     assert [_instructions(*pair) for pair in [built, *closed]] == with_compiler
     assert routine_symbol(*new)  # two boxes: the routine's pair on every machine
     with pytest.raises(ExportError, match=r"C routine compiled on first use.*no C compiler"):
@@ -228,15 +230,16 @@ def test_forward_and_reverse_derivatives_agree_and_the_hessian_is_finite():
 def test_functions_in_separate_files_share_one_copy_of_the_routine(tmp_path, monkeypatch):
     """Each large function gets a C file of its own; the routine's entry points are global
     symbols, so they go into the first file only (twice, the link failed)."""
-    from casdyn.codegen import export
+    from casdyn import sizes
+    from casdyn.codegen import library
 
     rng = np.random.default_rng(10)
     a, b = (g.ConvexMesh(rng.normal(size=(40, 3)) * 0.1) for _ in range(2))
     T = ca.SX.sym("T", 4, 4)
     d = g.signed_distance(a, np.eye(4), b, T)
     functions = [ca.Function("d", [T], [d]), ca.Function("grad", [T], [ca.gradient(d, T)])]
-    monkeypatch.setattr(export, "LARGE_FUNCTION", 1)
-    loaded = export.export_functions(functions, tmp_path, "two")
+    monkeypatch.setattr(sizes, "OWN_C_FILE", 1)
+    loaded = library.export_functions(functions, tmp_path, "two")
     assert len(list(tmp_path.glob("*.c"))) == 2
     pose = random_pose(rng, 0.3)
     for ours, theirs in zip(loaded, functions, strict=True):

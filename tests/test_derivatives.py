@@ -124,6 +124,7 @@ def test_analytical_rnea_derivatives_equal_ad(case):
             assert_close(a.full(), b.full())
 
 
+@pytest.mark.slow  # several seconds: the quick tier stays quick
 @pytest.mark.parametrize("floating_base", [False, True])
 def test_long_chains_take_the_analytical_derivatives(floating_base):
     """On a 16-link chain the analytical graph is the smaller (less than half of AD's): it is

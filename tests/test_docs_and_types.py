@@ -51,7 +51,7 @@ API_ENTRIES = re.findall(r"^::: (\S+)$", (DOCS / "api.md").read_text(encoding="u
 # top-level module goes here or gets its entries in docs/api.md
 INTERNAL_MODULES = {"algorithms", "arguments", "cli", "codegen", "demo", "errors", "facade",
                     "function_spec", "functions", "math", "model", "plotting", "progress",
-                    "runtime", "tree"}
+                    "runtime", "sizes", "tree"}
 
 
 def _python_blocks(page: str) -> list[str]:

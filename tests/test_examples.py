@@ -25,9 +25,33 @@ def run(name: str, *args: str, env: dict | None = None) -> str:
     return result.stdout
 
 
+def _vector(out: str, label: str) -> np.ndarray:
+    """The numbers printed in brackets after ``label``."""
+    return np.array(re.search(re.escape(label) + r"\s*\[([^\]]*)\]", out).group(1).split(),
+                    float)
+
+
 def test_quickstart():
+    """Its numbers, against Pinocchio: the holding torques without and with the 2 kg payload
+    (their difference is the payload's weight through the tool's Jacobian), the round trip,
+    and the pose the optimiser found (the tool at its target)."""
+    from pinocchio_reference import Reference
+
     out = run("quickstart.py")
-    assert "round trip |ID(FD(tau)) - tau| =" in out and "with least torque" in out
+    robot = casdyn.load_robot("ur5e")
+    reference = Reference(casdyn.robot_urdf("ur5e"), robot.joint_names, robot.body_names)
+    q = np.array([0.0, -1.2, 1.4, -1.6, -1.57, 0.3])
+    zero = np.zeros(6)
+    gravity = reference.inverse_dynamics(q, zero, zero, np.zeros((robot.n_bodies, 6)))
+    tool = robot.body_names.index("tool0")
+    weight = np.array([0.0, 0.0, 0.0, 0.0, 0.0, -2 * 9.81])  # [n; f], base axes, at tool0
+    holding = gravity - reference.jacobian(q, tool).T @ weight
+    assert np.allclose(_vector(out, "no payload  [N m]:"), gravity, atol=1e-4)
+    assert np.allclose(_vector(out, "2 kg payload [N m]:"), holding, atol=1e-4)
+    assert float(re.search(r"round trip \|ID\(FD\(tau\)\) - tau\| = (\S+)", out).group(1)) < 1e-9
+    best = _vector(out, "with least torque:")
+    tool_position = reference.body_transform(best, tool)[:3, 3]
+    assert np.allclose(tool_position, [0.4, 0.2, 0.3], atol=1e-3)  # printed to 4 decimals
 
 
 def test_external_forces_shares_equal_jacobian_transpose():

@@ -14,9 +14,9 @@ import pytest
 from conftest import assert_close
 
 import casdyn
-import casdyn.codegen.export
-from casdyn import ExportError
-from casdyn.codegen import export, library_cache
+import casdyn.codegen.library
+from casdyn import ExportError, sizes
+from casdyn.codegen import build, store
 from casdyn.functions.registry import SIGNATURES
 
 pytestmark = pytest.mark.slow  # C export and compilation
@@ -68,9 +68,8 @@ def test_casadi_helpers_stay_private_to_the_library(tmp_path):
     scalar = ca.Function("scalar", [x, y], [x * x + ca.fmin(x, y) + ca.sign(y)])
     z = ca.MX.sym("z", 3)
     mapped = ca.Function("mapped", [z], [scalar.map(2)(ca.horzcat(z, 2 * z), z)])
-    loaded = dict(zip(["scalar", "mapped"],
-                      casdyn.codegen.export.export_functions([scalar, mapped], tmp_path, "helpers"),
-                      strict=True))
+    exported = casdyn.codegen.library.export_functions([scalar, mapped], tmp_path, "helpers")
+    loaded = dict(zip(["scalar", "mapped"], exported, strict=True))
     source = (tmp_path / "helpers.c").read_text()
     internal = re.findall(r"#define (casadi_\w+) CASADI_PREFIX\((\w+)\)", source)
     assert {"casadi_sq", "casadi_fmin", "casadi_sign"} <= {name for name, _ in internal}
@@ -195,15 +194,15 @@ def _logging_compiler(tmp_path) -> tuple[str, Path]:
     """A C compiler that appends its arguments to a log, then runs the real one."""
     log = tmp_path / "cc.log"
     script = tmp_path / "logging-cc"
-    script.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec {export.find_compiler()} "$@"\n')
+    script.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec {build.find_compiler()} "$@"\n')
     script.chmod(0o755)
     return str(script), log
 
 
 def test_large_functions_get_files_of_their_own_compiled_in_parallel(tmp_path, monkeypatch):
     # the UR5e's ID derivatives count as large, its FD derivatives as huge
-    monkeypatch.setattr(export, "LARGE_FUNCTION", 2_000)
-    monkeypatch.setattr(export, "HUGE_FUNCTION", 4_000)
+    monkeypatch.setattr(sizes, "OWN_C_FILE", 2_000)
+    monkeypatch.setattr(sizes, "LOWEST_OPTIMISATION", 4_000)
     robot = casdyn.load_robot("ur5e")
     names = ["inverse_dynamics", "mass_matrix", "inverse_dynamics_derivatives",
              "forward_dynamics_derivatives"]
@@ -217,7 +216,7 @@ def test_large_functions_get_files_of_their_own_compiled_in_parallel(tmp_path, m
     assert all(f"int ur5e_{n}(const casadi_real** arg" in header for n in names)
     commands = [c for c in log.read_text().splitlines() if c != "--version"]  # GCC?
     compiled = {c.split(" -c ")[1].split()[0]: c.split()[0] for c in commands if " -c " in c}
-    gcc = export._is_gcc(export.find_compiler())
+    gcc = build.is_gcc(build.find_compiler())
     assert compiled == {"casdyn_ur5e.c": "-O3", "casdyn_ur5e_inverse_dynamics_derivatives.c": "-O2",
                         "casdyn_ur5e_forward_dynamics_derivatives.c": "-O1"}
     large = next(c for c in commands if "inverse_dynamics_derivatives.c" in c)
@@ -237,7 +236,7 @@ def test_large_functions_get_files_of_their_own_compiled_in_parallel(tmp_path, m
 
 
 def test_a_failing_part_leaves_nothing(tmp_path, monkeypatch):
-    monkeypatch.setattr(export, "LARGE_FUNCTION", 2_000)
+    monkeypatch.setattr(sizes, "OWN_C_FILE", 2_000)
     with pytest.raises(ExportError, match=r"compiling casdyn_ur5e\S*\.c failed"):
         casdyn.load_robot("ur5e").export_c(
             tmp_path / "out", ["gravity_torque", "inverse_dynamics_derivatives"],
@@ -246,7 +245,7 @@ def test_a_failing_part_leaves_nothing(tmp_path, monkeypatch):
 
 
 def test_compile_with_large_functions_keeps_the_entry_point(tmp_path, monkeypatch):
-    monkeypatch.setattr(export, "LARGE_FUNCTION", 2_000)
+    monkeypatch.setattr(sizes, "OWN_C_FILE", 2_000)
     monkeypatch.setenv("CASDYN_CACHE", str(tmp_path))
     plain = casdyn.load_robot("ur5e")
     robot = casdyn.load_robot("ur5e").compile(["gravity_torque",
@@ -267,7 +266,7 @@ def _compiler_script(tmp_path, name: str, refuse: str) -> tuple[str, Path]:
     test = {"always": '*-march=native*) exit 1;;',
             "building": '*-march=native*-E*) ;; *-march=native*) exit 1;;', "never": ""}[refuse]
     script.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\ncase "$*" in {test} esac\n'
-                      f'exec {export.find_compiler()} "$@"\n')
+                      f'exec {build.find_compiler()} "$@"\n')
     script.chmod(0o755)
     return str(script), log
 
@@ -296,7 +295,7 @@ def test_the_compile_cache_keeps_one_library_per_processor(tmp_path, monkeypatch
     casdyn.load_robot("planar_2link").compile(["gravity_torque"])
     casdyn.load_robot("planar_2link").compile(["gravity_torque"])
     assert len(list(tmp_path.glob("*.so"))) == 1
-    monkeypatch.setattr(library_cache, "cpu_identity", lambda: "another processor")
+    monkeypatch.setattr(store, "cpu_identity", lambda: "another processor")
     casdyn.load_robot("planar_2link").compile(["gravity_torque"])
     assert len(list(tmp_path.glob("*.so"))) == 2
 
@@ -316,10 +315,8 @@ def test_export_builds_for_this_processor_only_when_asked(tmp_path):
 
 
 def test_large_files_compile_once_then_come_from_the_object_cache(tmp_path, monkeypatch):
-    from casdyn.codegen import object_cache
-
     monkeypatch.setenv("CASDYN_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(object_cache, "CACHED_FROM", 0)  # every file counts as large here
+    monkeypatch.setattr(sizes, "KEEP_OBJECT", 0)  # every file counts as large here
     compiler, log = _compiler_script(tmp_path, "cc", "never")
     robot = casdyn.load_robot("planar_2link")
     functions = ["mass_matrix", "gravity_torque"]

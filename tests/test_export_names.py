@@ -15,10 +15,10 @@ import pytest
 from conftest import assert_close
 
 import casdyn
-from casdyn import InputError
+from casdyn import InputError, sizes
 from casdyn import geometry as g
 from casdyn.cli import main
-from casdyn.codegen import export
+from casdyn.codegen import build, library
 
 pytestmark = pytest.mark.slow  # C export and compilation
 
@@ -212,8 +212,8 @@ def test_a_library_in_several_files_defines_only_prefixed_symbols(tmp_path, monk
     d = g.signed_distance(a, np.eye(4), b, T)
     functions = [ca.Function("d", [T], [d]), ca.Function("grad", [T], [ca.gradient(d, T)]),
                  ca.Function("slope", [T], [ca.jtimes(d, T, ca.DM.ones(4, 4))])]
-    monkeypatch.setattr(export, "LARGE_FUNCTION", 1)
-    loaded = export.export_functions(functions, tmp_path, "parts", prefix=prefix)
+    monkeypatch.setattr(sizes, "OWN_C_FILE", 1)
+    loaded = library.export_functions(functions, tmp_path, "parts", prefix=prefix)
     assert len(list(tmp_path.glob("*.c"))) == 3
     starts = ("pq_",) if prefix else ("parts_", "d_", "grad_", "slope_")
     symbols = _global_symbols(tmp_path / "libparts.so")
@@ -227,7 +227,7 @@ def test_a_library_in_several_files_defines_only_prefixed_symbols(tmp_path, monk
 
 
 def test_flags_may_be_one_string_split_as_a_shell_would(tmp_path):
-    assert export.checked_flags("-O0  -fPIC '-DNAME=a b'") == ("-O0", "-fPIC", "-DNAME=a b")
+    assert build.checked_flags("-O0  -fPIC '-DNAME=a b'") == ("-O0", "-fPIC", "-DNAME=a b")
     robot = casdyn.load_robot("planar_2link")
     loaded = robot.export_c(tmp_path, ["gravity_torque"], flags="-O0 -fPIC -shared")
     q = robot.random_configuration(1)

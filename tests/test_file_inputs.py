@@ -194,6 +194,7 @@ def test_a_dae_mesh_without_pycollada_says_the_install_command(tmp_path, monkeyp
 GO1 = ROOT / "go1_description/urdf/go1.urdf"
 
 
+@pytest.mark.slow  # several seconds: the quick tier stays quick
 def test_go1_loads_its_dae_meshes_without_warnings(tmp_path):
     """example-robot-data's Go1 is drawn by 21 COLLADA meshes: with the extras installed
     (pycollada), each is read with the triangles the file holds, and casdyn show draws them

@@ -1,4 +1,4 @@
-"""The C loops of casdyn.kernels: the solve itself on random trees, and the forward-dynamics
+"""The C loops of casdyn.codegen.forms: the solve itself on random trees, and the forward-dynamics
 derivatives of long chains exported and compiled with them, against the SX graphs and
 Pinocchio."""
 
@@ -12,8 +12,8 @@ from pinocchio_reference import Reference, aba_derivatives
 from random_trees import random_urdf
 
 import casdyn
-from casdyn.codegen import export, kernels
-from casdyn.codegen.loops import for_c, solves_in_loops
+from casdyn.codegen import forms, library
+from casdyn.codegen.forms import for_c, solves_in_loops
 from casdyn.math.factorization import TreeLDLT
 
 pytestmark = pytest.mark.slow  # C export of long chains
@@ -48,10 +48,10 @@ def test_tree_solve_loops_equal_a_dense_solve(tmp_path, seed):
     M, order = random_tree_system(seed)
     n, m = len(order), 5
     ldlt = TreeLDLT(ca.SX(M), order)
-    solve = kernels.tree_solve(ldlt, m, "tree_solve")
+    solve = forms.tree_solve(ldlt, m, "tree_solve")
     BT, ld = ca.MX.sym("BT", m, n), ca.MX.sym("ld", solve.size1_in(1))
     wrapper = ca.Function("loops", [BT, ld], solve(BT, ld))
-    (loaded,) = export.export_functions([wrapper], tmp_path, "kernel")
+    (loaded,) = library.export_functions([wrapper], tmp_path, "kernel")
     B = np.random.default_rng(seed).normal(size=(n, m))
     XT, Z = loaded(B.T, ca.evalf(ldlt.values()))
     M_inv = np.linalg.inv(M)
@@ -71,7 +71,7 @@ def test_only_long_chains_get_loops():
 def test_long_chain_forward_derivatives_compiled_as_loops_agree(tmp_path):
     """Both variants (with and without fext) through export_c and compile(): the loops'
     C is in the library, and its numbers equal the SX graph's and Pinocchio's."""
-    text = random_urdf(3, 30, chain=True)
+    text = random_urdf(3, 18, chain=True)  # past LOOP_SOLVE_VELOCITIES (16): loops
     robot = casdyn.load_urdf(text)
     key = robot._functions.key("forward_dynamics_derivatives", fext=False)
     assert for_c(robot._functions, key).is_a("MXFunction")

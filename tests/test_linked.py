@@ -9,7 +9,8 @@ from conftest import assert_close
 from random_trees import random_urdf
 
 import casdyn
-from casdyn.codegen import linked
+from casdyn import sizes
+from casdyn.codegen import build, forms
 
 pytestmark = pytest.mark.slow  # C export and compilation
 
@@ -20,7 +21,7 @@ NAMES = ["forward_dynamics", "inverse_dynamics_derivatives", "forward_dynamics_d
     ("ur5e", False, True), ("solo12", True, True), ("torso_two_arms", False, False)])
 def test_linked_derivatives_equal_the_sx_ones(tmp_path, monkeypatch, robot_name,
                                               floating_base, fext):
-    monkeypatch.setattr(linked, "LINKED_FROM", 0)
+    monkeypatch.setattr(sizes, "LINKED_FROM", 0)
     robot = casdyn.load_robot(robot_name, floating_base=floating_base)
     names = [(n, {"fext": fext}) for n in NAMES]
     loaded = robot.export_c(tmp_path / "out", names)
@@ -40,7 +41,7 @@ def test_linked_derivatives_equal_the_sx_ones(tmp_path, monkeypatch, robot_name,
 
 
 def test_without_the_inverse_dynamics_derivatives_nothing_is_linked(tmp_path, monkeypatch):
-    monkeypatch.setattr(linked, "LINKED_FROM", 0)
+    monkeypatch.setattr(sizes, "LINKED_FROM", 0)
     robot = casdyn.load_robot("ur5e")
     loaded = robot.export_c(tmp_path / "out", ["forward_dynamics",
                                                "forward_dynamics_derivatives"])
@@ -54,12 +55,20 @@ def test_without_the_inverse_dynamics_derivatives_nothing_is_linked(tmp_path, mo
 
 
 def test_compile_links_the_derivatives_too(tmp_path, monkeypatch):
-    monkeypatch.setattr(linked, "LINKED_FROM", 0)
+    monkeypatch.setattr(sizes, "LINKED_FROM", 0)
     monkeypatch.setenv("CASDYN_CACHE", str(tmp_path))
     robot = casdyn.load_robot("torso_two_arms")
     sx = robot.function("forward_dynamics_derivatives")
+    written = []  # the C of the library, as the compiler reads it
+    run = build.run
+
+    def recording(plan, scratch, *args):
+        written.extend(path.read_text() for path in sorted(scratch.glob("*.c")))
+        return run(plan, scratch, *args)
+
+    monkeypatch.setattr(build, "run", recording)
     compiled = robot.compile(NAMES)
-    library = "".join(p.read_text() for p in tmp_path.rglob("casdyn_*.c"))
+    library = "".join(written)
     assert f"if ({robot.function('inverse_dynamics_derivatives').name()}(a, r, 0, 0, 0))" \
         in library
     rng = np.random.default_rng(2)
@@ -71,11 +80,11 @@ def test_compile_links_the_derivatives_too(tmp_path, monkeypatch):
 
 
 def test_long_chains_keep_their_loop_form(monkeypatch):
-    monkeypatch.setattr(linked, "LINKED_FROM", 0)
+    monkeypatch.setattr(sizes, "LINKED_FROM", 0)
     chain = casdyn.load_urdf(random_urdf(3, 20, chain=True))
     cache = chain._functions
     keys = [cache.key(n) for n in NAMES]
-    assert linked.forms(cache, keys, NAMES) == {}
+    assert forms.linked_forms(cache, keys, NAMES) == {}
     tree = casdyn.load_robot("torso_two_arms")._functions
     keys = [tree.key(n) for n in NAMES]
-    assert list(linked.forms(tree, keys, NAMES)) == [keys[2]]
+    assert list(forms.linked_forms(tree, keys, NAMES)) == [keys[2]]

@@ -234,8 +234,11 @@ def test_armature_and_damping_of_ball_and_free_joints_agree_with_mujoco(text):
                     - model.inverse_dynamics(q, qd - h * e, qdd)) / (2 * h)
                    for e in np.eye(m.nv)]
         assert_close(dqd, np.column_stack(columns), 1e-6)
-    with pytest.warns(casdyn.ModelWarning, match="frictionloss on a free joint"):
+    with pytest.warns(casdyn.ModelWarning) as caught:
         casdyn.load_mjcf(text.replace('damping="0.4"', 'frictionloss="1"'))
+    messages = [str(w.message) for w in caught]
+    assert any("frictionloss on a free joint" in m for m in messages)
+    assert any("joint damping of 'shoulder'" in m for m in messages)  # left out, named
 
 
 def test_what_casdyn_does_not_model_is_named_in_a_warning():

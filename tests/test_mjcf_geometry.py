@@ -235,6 +235,7 @@ def test_a_floating_robot_puts_the_geoms_of_fixed_bodies_on_the_world():
     assert robot.collision_pairs == (("top", "torso"),)
 
 
+@pytest.mark.slow  # several seconds: the quick tier stays quick
 def test_distance_jacobians_and_pickling_take_the_world_geometry():
     """The closest-point Jacobian of pairs with world geometry (a floor, a pillar) is the
     AD one, and a pickled robot reads its geoms again."""

@@ -11,7 +11,7 @@ import pytest
 from conftest import assert_close
 
 import casdyn
-from casdyn.codegen import export
+from casdyn.codegen import build, source
 from casdyn.functions.names import function_name, identifier
 
 ODD = ["a-b", "a.b", "_lead", "__xacro", "ünï", "..", "iris__/imu_link", "x" * 300, "a_b", "c",
@@ -133,7 +133,7 @@ def test_two_robots_link_into_one_library(tmp_path):
         sources.append(str(tmp_path / name / f"casdyn_{robot.name}.c"))
     header = (tmp_path / "ur5e" / "casdyn_ur5e.h").read_text()
     assert "int ur5e_inverse_dynamics(" in header
-    command = [export.find_compiler(), "-shared", "-fPIC", *sources, "-o",
+    command = [build.find_compiler(), "-shared", "-fPIC", *sources, "-o",
                str(tmp_path / "libboth.so"), "-lm"]
     result = subprocess.run(command, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
@@ -147,4 +147,4 @@ def test_two_robots_link_into_one_library(tmp_path):
 def test_prefixed_export_keeps_the_graph():
     robot = casdyn.load_robot("ur5e")
     f = robot.function("inverse_dynamics")
-    assert export._renamed(f, "ur5e_inverse_dynamics").n_instructions() == f.n_instructions()
+    assert source.renamed(f, "ur5e_inverse_dynamics").n_instructions() == f.n_instructions()

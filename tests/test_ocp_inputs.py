@@ -288,7 +288,7 @@ def test_compiled_reports_its_build_when_asked(at_once, tmp_path, capsys, monkey
     f = ca.Function("ocp_square", [x], [x * x])
     compiled(f, directory=tmp_path, progress=True)
     lines = capsys.readouterr().err.splitlines()
-    assert lines[0] == "casdyn: ocp_square: compiling 1 C file"
+    assert "casdyn: ocp_square: compiling 1 C file" in lines
     assert any(re.fullmatch(r"casdyn: ocp_square: \[1/1\] ocp_square\.c \(\d+\.\d s\)", line)
                for line in lines), lines
     assert lines[-1].startswith("casdyn: ocp_square: done in ")
@@ -316,7 +316,7 @@ def test_real_time_iteration_reports_its_compiled_horizon(at_once, model, cost, 
         compiled(ca.Function(function.name(), [stand_in], [2 * stand_in]), **options)
         return function
 
-    monkeypatch.setattr(rti_module, "compiled", small)
+    monkeypatch.setattr(rti_module, "compile_function", small)
     RealTimeIteration(model, cost, 1, MODES[:1], progress=True)
     err = capsys.readouterr().err
     for name in ("rti_qp_data", "rti_update", "rti_shift"):

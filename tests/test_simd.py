@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 import casdyn
+import casdyn.sizes
 from casdyn.codegen import simd
-from casdyn.codegen.export import find_compiler
+from casdyn.codegen.build import find_compiler
 
 pytestmark = pytest.mark.slow  # compiled batched C
 
@@ -310,7 +311,7 @@ def test_sparse_outputs_are_scattered_back(tmp_path):
 def test_compile_builds_the_batched_c_by_size_unless_told(tmp_path, monkeypatch):
     functions = ["gravity_torque", "mass_matrix"]
     sizes = {f: casdyn.load_robot("planar_2link").function(f).n_instructions() for f in functions}
-    monkeypatch.setattr(simd, "BATCHED_BY_DEFAULT", min(sizes.values()))  # the smaller only
+    monkeypatch.setattr(casdyn.sizes, "BATCHED_BY_DEFAULT", min(sizes.values()))  # the smaller only
     by_size = casdyn.load_robot("planar_2link").compile(functions, directory=tmp_path)
     assert [key[0] for key in by_size._engine._kernels] == [min(sizes, key=sizes.get)]
     every = casdyn.load_robot("planar_2link").compile(functions, directory=tmp_path, batch=True)

@@ -12,7 +12,8 @@ import pytest
 from conftest import assert_close
 
 import casdyn
-from casdyn.codegen import export, split
+from casdyn import sizes
+from casdyn.codegen import build, split
 
 pytestmark = pytest.mark.slow  # compiles C
 
@@ -26,7 +27,7 @@ def _generated(function: ca.Function, directory) -> str:
 
 def _build(source: str, path) -> ctypes.CDLL:
     path.with_suffix(".c").write_text(source)
-    subprocess.run([export.find_compiler(), "-O1", "-fPIC", "-shared", str(path.with_suffix(".c")),
+    subprocess.run([build.find_compiler(), "-O1", "-fPIC", "-shared", str(path.with_suffix(".c")),
                     "-o", str(path), "-lm"], check=True)
     return ctypes.CDLL(str(path))
 
@@ -78,9 +79,9 @@ def test_short_functions_and_code_that_is_not_straight_line_stay_as_they_are(tmp
 
 
 def test_export_cuts_large_functions_only_in_portable_builds(tmp_path, monkeypatch):
-    monkeypatch.setattr(export, "LARGE_FUNCTION", 2_000)
-    monkeypatch.setattr(split, "SPLIT_FROM", 2_000)
-    monkeypatch.setattr(split, "PART", 1_000)
+    monkeypatch.setattr(sizes, "OWN_C_FILE", 2_000)
+    monkeypatch.setattr(sizes, "SPLIT_FROM", 2_000)
+    monkeypatch.setattr(sizes, "SPLIT_PART", 1_000)
     robot = casdyn.load_robot("ur5e")
     name = "inverse_dynamics_derivatives"
     loaded = robot.export_c(tmp_path / "portable", ["gravity_torque", name])
@@ -91,7 +92,7 @@ def test_export_cuts_large_functions_only_in_portable_builds(tmp_path, monkeypat
     args = [rng.normal(size=sx.size_in(i)) for i in range(sx.n_in())]
     for ours, theirs in zip(loaded[name].call(args), sx.call(args), strict=True):
         assert_close(ours.full(), theirs.full())
-    if export.native_flags(export.find_compiler()):
+    if build.native_flags(build.find_compiler()):
         robot.export_c(tmp_path / "native", ["gravity_torque", name], native=True)
         native = (tmp_path / "native" / f"casdyn_ur5e_{name}.c").read_text()
         assert "casadi_f0_part" not in native

@@ -3,12 +3,12 @@ numeric calls use are compiled in the background and swapped in when ready.
 
 After :data:`AFTER_CALLS` numeric calls of one Function (single or batched) its library —
 the C of :meth:`compile`, batched entry points included — is built by one worker thread of
-the process into the on-disk cache (:mod:`casdyn.codegen.library_cache`), or loaded from it
+the process into the compile cache (:mod:`casdyn.codegen.library`), or loaded from it
 where an earlier process built it, and installed in the robot's engine for every thread.
 Until then, and wherever the build fails, calls take the SX path; no call ever waits for
 the compiler, and a failure is no error (the first is logged as a warning on the ``casdyn`` logger).
-Functions of more than :data:`LARGEST` instructions are left to an explicit ``compile()``:
-they take minutes to build.
+Functions of more than :data:`casdyn.sizes.BACKGROUND_LARGEST` instructions are left to an
+explicit ``compile()``: they take minutes to build.
 
 ``CASDYN_COMPILE=0`` in the environment (read when a robot is made) turns it off; without a
 C compiler nothing is tried. :func:`wait` waits for the builds under way (for tests).
@@ -19,18 +19,15 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import pickle
 import queue
 import threading
 import weakref
 
+from .. import sizes
+
 # Numeric calls of a Function before it is compiled: a Function called this often is
 # called in a loop (a hundred SX calls of the UR5e's inverse dynamics take 0.4 ms)
 AFTER_CALLS = 100
-
-# Functions of more instructions than this are compiled only when asked (compile()): the
-# UR5e's dynamics and derivatives are 400-4,000, a humanoid's derivatives over 100,000
-LARGEST = 20_000
 
 # On exit the process waits this long [s] for a build under way, so that the compiler's
 # scratch files are cleaned up (the cache stays consistent either way: libraries are moved
@@ -94,20 +91,20 @@ class _Worker:
         # imported here: the engine imports this module
         from ..errors import ExportError
         from ..functions.registry import VECTOR_OUTPUTS
-        from . import export, library_cache, simd
-        from .loops import for_c
+        from . import build, library, simd
+        from .forms import for_c
 
         try:
-            export.find_compiler()
+            build.find_compiler()
         except ExportError as exc:
             self.unavailable = str(exc)
             logger.debug("casdyn: no background compilation: %s", exc)
             return
         cache = engine.functions
         sx = cache.get_key(key)
-        compiled, module, kernels = library_cache.cached_library_parts(
-            [for_c(cache, key)], f"casdyn_{cache.model.name}", pickle.dumps(cache.model),
-            None, VECTOR_OUTPUTS, batched=[sx if simd.supported(sx) else None])
+        compiled, module, kernels = library.compile_functions(
+            [for_c(cache, key)], f"casdyn_{cache.model.name}", vector_outputs=VECTOR_OUTPUTS,
+            batched=[sx if simd.supported(sx) else None])
         engine.install([key], compiled, module, kernels)
 
     def _log_once(self, message: str) -> None:
@@ -147,8 +144,9 @@ class CallCounter:
         if engine is None:
             return
         function = engine.functions.get_key(key)
-        size = function.n_instructions() if function.is_a("SXFunction") else LARGEST + 1
-        if size <= LARGEST:
+        largest = sizes.BACKGROUND_LARGEST
+        size = function.n_instructions() if function.is_a("SXFunction") else largest + 1
+        if size <= largest:
             _the_worker().jobs.put((self._engine, key))
 
 

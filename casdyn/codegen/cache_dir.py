@@ -1,9 +1,8 @@
 """Where compiled code is kept between processes, and the one rule every cached file obeys.
 
-casdyn keeps compiled libraries (``compile()``, the background builds, the OCP's compiled
-horizons, the convex-mesh routine), object files of large C files and the C of the convex
-routine's entry points under one directory (:func:`cache_directory`). Whatever cache a file
-belongs to, the same two rules hold:
+casdyn keeps what it compiles (:mod:`casdyn.codegen.store`: libraries and the objects of
+large C files) and the C of the convex routine's entry points under one directory
+(:func:`cache_directory`). Every file there obeys the same two rules:
 
 * **Integrity.** A file is written in a scratch file beside its place, flushed to disk
   (``fsync``) and renamed into place in one step; only then is its SHA-256 written beside it
@@ -24,10 +23,8 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import functools
 import hashlib
 import os
-import platform
 import shutil
 import stat
 import tempfile
@@ -219,82 +216,3 @@ def discard(path: Path) -> None:
     for stale in (digest_path(path), path):
         with contextlib.suppress(OSError):
             stale.unlink(missing_ok=True)
-
-
-@functools.lru_cache(maxsize=1)
-def cpu_identity() -> str:
-    """This machine's processor and the instruction sets it has (Linux: from
-    ``/proc/cpuinfo``), part of every compiled library's key: a cache shared by different
-    machines never hands one a library built for another's instructions."""
-    try:
-        first = Path("/proc/cpuinfo").read_text().split("\n\n")[0]
-    except OSError:
-        first = ""
-    fields: dict[str, str] = {}
-    for line in first.splitlines():
-        name, colon, value = line.partition(":")
-        if colon:
-            fields.setdefault(name.strip(), value.strip())
-    keys = ("vendor_id", "model name", "flags", "CPU implementer", "CPU part", "Features")
-    found = [f"{key}: {fields[key]}" for key in keys if key in fields]
-    return "\n".join([platform.machine(), platform.processor(), *found])
-
-
-def built_library(source: str, name: str, folder: Path, compiler: str,
-                  flags: tuple[str, ...], what: str) -> Path:
-    """The shared library ``lib<name>_<key>.so`` built from the C ``source`` in ``folder``
-    (a directory from :func:`trusted_folder`), ``key`` a hash of the source, the compiler,
-    its flags and the processor (:func:`cpu_identity`): found there when :func:`verified`,
-    else compiled now and put in place by :func:`write_file` (another process never loads
-    half a file, nor a damaged one). A failed build or an unusable folder is an
-    :class:`casdyn.errors.ExportError` naming ``what``."""
-    import subprocess
-
-    from ..errors import ExportError
-
-    key = hashlib.sha256("\0".join([source, compiler, *flags, cpu_identity()]).encode())
-    key = key.hexdigest()[:16]
-    library = folder / f"lib{name}_{key}.so"
-    if verified(library):
-        return library
-
-    def build(target: Path) -> None:
-        with tempfile.TemporaryDirectory(dir=folder) as scratch:
-            c_file = Path(scratch) / f"{name}.c"
-            c_file.write_text(source)
-            built = Path(scratch) / library.name
-            run = subprocess.run([compiler, *flags, str(c_file), "-o", str(built), "-lm"],
-                                 capture_output=True, text=True)
-            if run.returncode != 0:
-                raise ExportError(f"compiling {what} failed ({compiler}): "
-                                  f"{run.stderr.strip()[-2000:]}")
-            os.replace(built, target)
-
-    try:
-        write_file(library, build)
-    except OSError as exc:
-        raise ExportError(f"the compile cache {folder} cannot be used for {what}: "
-                          f"{exc.strerror or exc}; set CASDYN_CACHE to a writable "
-                          "directory") from None
-    return library
-
-
-def load_externals(names: list[str], build: Callable[[], Path], what: str) -> list:
-    """``casadi.external`` Functions ``names`` of the library that ``build()`` returns (see
-    :func:`built_library`). A library whose bytes match its digest but that the loader
-    refuses (built by another compiler's runtime, say) is removed and built once more; a
-    second refusal is an :class:`casdyn.errors.ExportError` naming ``what``."""
-    import casadi as ca
-
-    from ..errors import ExportError
-
-    for attempt in range(2):
-        library = build()
-        try:
-            return [ca.external(name, str(library)) for name in names]
-        except RuntimeError as exc:
-            discard(library)
-            if attempt:
-                reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else "refused"
-                raise ExportError(f"loading {what} from {library} failed: {reason}") from None
-    raise AssertionError("unreachable")

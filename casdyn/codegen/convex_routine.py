@@ -45,7 +45,6 @@ from ..geometry import distance as _geometry
 
 PREFIX = "casdyn_convex_"
 ROUTINE = Path(__file__).with_name("convex_distance.c")
-FLAGS = ("-O2", "-fPIC", "-shared")
 
 # the routine's output, in its symbol's hash: a library or a kept entry of another layout is
 # never called with this one's buffers
@@ -189,26 +188,23 @@ def source(names) -> str:
     return "\n".join([ROUTINE.read_text(), _COMMON, *(entry_source(n) for n in sorted(names))])
 
 
-def _library(names: list[str]) -> Path:
-    """The shared library holding the entry points ``names``, from the compile cache or
-    built now; each entry's C is kept beside it (see :func:`entry_source`)."""
-    from ..codegen.cache_dir import built_library, verified, write_file
-    from ..codegen.export import find_compiler
+def _compiled(names: list[str]) -> list[ca.Function]:
+    """The external Functions of the entry points ``names``, from one library of the
+    compile cache or built now (:func:`casdyn.codegen.library.compile_source`); each
+    entry's C is kept in the cache too (see :func:`entry_source`)."""
+    from ..codegen.cache_dir import verified, write_file
+    from ..codegen.library import compile_source
 
-    try:
-        cc = find_compiler()
-    except ExportError as exc:
-        raise ExportError(f"the distance between these shapes (a detailed convex mesh) is "
-                          f"computed by a C routine compiled on first use: {exc}") from None
+    compiled = compile_source(source(names), "casdyn_convex", names,
+                              what="the distance between these shapes (a detailed convex "
+                                   "mesh) is computed by a C routine")
     folder = _folder()
-    library = built_library(source(names), "casdyn_convex", folder, cc, FLAGS,
-                            "the convex-mesh distance routine")
     for name in names:
         kept = folder / f"{name}.c"
         if not verified(kept):
             text = entry_source(name)
             write_file(kept, lambda scratch, text=text: scratch.write_text(text))
-    return library
+    return compiled
 
 
 def prepare(names) -> None:
@@ -218,10 +214,7 @@ def prepare(names) -> None:
         missing = sorted({n for n in names if n not in _loaded})
         if not missing:
             return
-        from ..codegen.cache_dir import load_externals
-
-        loaded = load_externals(missing, lambda: _library(missing),
-                                "the convex-mesh distance routine")
+        loaded = _compiled(missing)
         _loaded.update(zip(missing, loaded, strict=True))
 
 

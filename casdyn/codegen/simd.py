@@ -46,17 +46,6 @@ WIDTH = 8
 # without errno, so that it runs in the lanes too (its result is the same)
 FLAGS = ("-ffp-contract=off", "-fno-math-errno")
 
-# The batched C of a Function is optimised as the scalar C of a Function of at least this
-# many instructions (casdyn.codegen.export's size rules): -O3 made UR5e's batched inverse
-# dynamics no faster than -O2 (28.5 against 29.6 ns per sample) in 1.5 times the
-# compilation (0.44 against 0.29 s); -O1 compiled in 0.10 s, 32 ns per sample
-OPTIMISE_AS = 20_000
-
-# RigidBodyTree.compile() builds the batched C of Functions up to this many instructions
-# unless told (batch=True: all): the build of a large Function's batched C takes as long as
-# its scalar C's (the 24-link chain's and the floating TALOS's derivatives: minutes)
-BATCHED_BY_DEFAULT = 20_000
-
 # C for each operation: binary and unary ones as vector expressions of x (and y), the rest
 # (comparisons, C library functions, branches) lane by lane, as scalar expressions of x, y
 _VECTOR = {

@@ -7,23 +7,22 @@ number of values alive at once: the floating TALOS's ID derivatives (52,036 stat
 15.5 s of processor time at -O2, 12 of them allocating registers, and the allocator keeps
 most of those values on the stack anyway (16 vector registers against 1,655 variables).
 
-:func:`split_functions` cuts every such function into parts of about :data:`PART`
-statements, each its own function (never inlined), called in turn by the original one. A value
-computed in one part and used in a later one goes through an array on the caller's stack,
-stored right after its last assignment in its part, loaded right before its first use in a
-later part, so that each part's register allocation sees only its own short live ranges.
-Every arithmetic statement is kept as written and in order: the results are those of the
-uncut function (up to the compiler's contraction of a multiplication and an addition into
-one fused instruction, which it no longer does across two parts).
+:func:`split_functions` cuts every such function into parts of about
+:data:`casdyn.sizes.SPLIT_PART` statements, each its own function (never inlined), called in
+turn by the original one. A value computed in one part and used in a later one goes through
+an array on the caller's stack, stored right after its last assignment in its part, loaded
+right before its first use in a later part, so that each part's register allocation sees
+only its own short live ranges. Every arithmetic statement is kept as written and in order:
+the results are those of the uncut function (up to the compiler's contraction of a
+multiplication and an addition into one fused instruction, which it no longer does across
+two parts).
 """
 
 from __future__ import annotations
 
 import re
 
-# statements per part, and the length from which a function is cut
-PART = 4_000
-SPLIT_FROM = 12_000
+from .. import sizes
 
 _FUNCTION = re.compile(
     r"^static int (casadi_f\d+)\(const casadi_real\*\* arg, casadi_real\*\* res, "
@@ -56,11 +55,11 @@ NOINLINE = """#ifndef CASDYN_NOINLINE
 
 def split_functions(source: str, part: int | None = None, split_from: int | None = None) -> str:
     """``source`` (CasADi-generated C) with each straight-line function of ``split_from``
-    (default :data:`SPLIT_FROM`) statements or more cut into parts of about ``part``
-    (default :data:`PART`) statements (see the module's documentation); other functions
-    stay as they are."""
-    part = PART if part is None else part
-    split_from = SPLIT_FROM if split_from is None else split_from
+    (default :data:`casdyn.sizes.SPLIT_FROM`) statements or more cut into parts of about
+    ``part`` (default :data:`casdyn.sizes.SPLIT_PART`) statements (see the module's
+    documentation); other functions stay as they are."""
+    part = sizes.SPLIT_PART if part is None else part
+    split_from = sizes.SPLIT_FROM if split_from is None else split_from
     pieces, end, added = [], 0, False
     for match in _FUNCTION.finditer(source):
         cut = _split(match.group(1), match.group(2), part, split_from)

@@ -62,16 +62,16 @@ class CodegenMethods(RobotParts):
         allowed and ignored); a function that takes ``fext`` named without that option is
         built with and without it, as calls with and without ``fext`` use both. The library
         is kept in ``directory`` (default
-        :func:`casdyn.codegen.cache_dir.cache_directory`), named by a hash of the model,
-        the functions and this machine's processor (the library is built for it, with
-        ``-march=native``), so the next process loads it without compiling; a cached library
-        that is damaged is built again. Needs a C compiler the first time. ``progress`` as in
-        :meth:`export_c`. Returns ``self``.
+        :func:`casdyn.codegen.cache_dir.cache_directory`), named by a hash of its C, the
+        flags, the compiler and this machine's processor (the library is built for it, with
+        ``-march=native``; :mod:`casdyn.codegen.store`), so the next process loads it
+        without compiling; a cached library that is damaged is built again. Needs a C
+        compiler the first time. ``progress`` as in :meth:`export_c`. Returns ``self``.
 
         The library also holds each function's batched C (:mod:`casdyn.codegen.simd`):
         batched calls evaluate a block of samples per vector instruction, and large batches
         are split across threads. ``batch``: None builds it for functions of up to
-        ``casdyn.codegen.simd.BATCHED_BY_DEFAULT`` instructions (the batched C of larger
+        ``casdyn.sizes.BATCHED_BY_DEFAULT`` instructions (the batched C of larger
         ones takes minutes to build; they batch through ``Function.map``), True for all,
         False for none. Without ``compile()``, the functions that numeric calls use are
         compiled in the background after a while (:mod:`casdyn.codegen.background`;

@@ -106,5 +106,5 @@ def without_input(full: ca.Function, dropped: str, c_name: str, name: str) -> ca
 
 def without_fext(full: ca.Function, c_name: str, name: str) -> ca.Function:
     """:func:`without_input` of ``fext`` (the C form of the loop Functions derives its
-    pieces with it, :mod:`casdyn.codegen.loops`)."""
+    pieces with it, :mod:`casdyn.codegen.forms`)."""
     return without_input(full, FEXT.name, c_name, name)

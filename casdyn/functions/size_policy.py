@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import casadi as ca
 
+from .. import sizes
 from ..math.spatial import SX
 from ..model.tree import Model
 
@@ -16,13 +17,8 @@ CSE_FUNCTIONS = frozenset({"inverse_dynamics", "forward_dynamics", "mass_matrix"
                            "centroidal_momentum_bias", "kinetic_energy",
                            "jacobian_time_derivative"})
 
-# CasADi's common-subexpression pass (CSE) saves 1-11% on the dynamics graphs (measured on
-# the benchmark models; in inverse dynamics it finds the products of angular velocities that
-# U and w x I w share), but nothing on the mass matrix of deep trees, built in the base frame
-# (15 of 24,868 instructions on the 48-link chain, for 0.11 s), nor on the kinematics. On the
-# derivative graphs it saves 9-13% on the arms in milliseconds, but 2% in 0.25 s on a 12-link
-# chain and under 4% in 5-8 s on 48 links: there it runs below a size limit only.
-DERIVATIVE_CSE_LIMIT = 20_000
+# CasADi's common-subexpression pass (CSE) on the derivative graphs runs below
+# casdyn.sizes.DERIVATIVE_CSE_LIMIT only (docs/performance.md, "Why these thresholds")
 
 # Below this many (joint velocity, velocity at or above it) pairs both derivative graphs are
 # cheap to build, and the smaller is kept: AD's (with CRBA's M) on short limbs (the three
@@ -39,7 +35,7 @@ def sx_function(c_name: str, name: str, inputs: list, outputs: list,
     args = (c_name, inputs, outputs, names_in, names_out)
     if name.endswith("_derivatives"):
         plain = ca.Function(*args)
-        if plain.n_instructions() >= DERIVATIVE_CSE_LIMIT:
+        if plain.n_instructions() >= sizes.DERIVATIVE_CSE_LIMIT:
             return plain
         cse = True
     else:

@@ -11,6 +11,7 @@ from ..algorithms import configuration, dynamics
 from ..errors import ModelError
 from ..math.spatial import SX
 from ..model.grouping import grouped
+from ..model.loops import Loop
 from ..model.reframe import sparsify_frames
 from ..model.tree import Model
 
@@ -93,10 +94,18 @@ class Stages:
         at, involved = 0, []
         for contact in listed:
             if null[at : at + contact.size].max() > 0.01 * null.max():
-                involved.append(contact.label)
+                involved.append(contact)
             at += contact.size
+        labels = "; ".join(c.label for c in involved)
+        if any(isinstance(c, Loop) for c in involved):
+            raise ModelError(
+                f"redundant constraints: {labels} constrain some motion more than once "
+                "(J M^-1 J^T is singular), so their forces are not unique; a loop that closes "
+                "a planar linkage holds the out-of-plane motion twice (its row of J is zero "
+                "or repeats another): close it with a joint that also turns out of the plane "
+                "(e.g. a universal joint), or with fewer rows")
         raise ModelError(
-            f"redundant contacts: {'; '.join(involved)} constrain some motion more than once "
+            f"redundant contacts: {labels} constrain some motion more than once "
             "(J M^-1 J^T is singular), so their forces are not unique; a rigid body takes "
             "one 6-D contact or one point contact (two points of it are already redundant: "
             "their velocities along the line through them are equal)"

@@ -6,7 +6,7 @@
 * :class:`TrackingCost`: least-squares costs in the tangent space;
 * :class:`ContactOCP`: the whole problem as one NLP laid out for fatrop (or Ipopt);
 * :class:`RealTimeIteration`: one Gauss-Newton QP per control period on HPIPM;
-* :func:`compiled`: a ``casadi.Function`` as compiled C, cached on disk.
+* :func:`compiled`: :func:`casdyn.compile_function` under the name it has here.
 """
 
 from .compiled import compiled

@@ -180,15 +180,19 @@ class ContactOCP:
         ``structure_detection`` "auto"), its functions expanded to SX; both to a tolerance
         of 1e-6 (fatrop's barrier starting at ``mu_init`` 1e-2).
 
-        ``jit`` compiles them to C with CasADi's JIT (gcc through the "shell" compiler)
+        ``jit`` compiles them to C with CasADi's JIT (its "shell" compiler, with casdyn's
+        compiler and flags policy for huge graphs, :func:`casdyn.codegen.build.jit_options`)
         instead of evaluating them in CasADi's VM: faster iterations, but the exact
         Hessian's C takes gcc minutes for a few dozen knots (measured: 12 intervals of solo12,
-        7.7 min), so it pays only for a problem solved many times."""
+        7.7 min), so it pays only for a problem solved many times. CasADi compiles these
+        itself, each time: fatrop's structure detection needs the symbolic NLP, so they
+        cannot come from a library of the compile cache."""
         opts = {"print_time": False, "error_on_fail": False, "equality": self.equality,
                 "expand": True}
         if jit:
-            opts.update({"jit": True, "compiler": "shell",
-                         "jit_options": {"flags": ["-O1", "-march=native"], "verbose": False}})
+            from ..codegen.build import jit_options
+
+            opts.update({"jit": True, "compiler": "shell", "jit_options": jit_options()})
         if name == "fatrop":
             opts.update({"structure_detection": "auto",
                          "fatrop": {"print_level": 0, "mu_init": 1e-2, "tol": 1e-6}})

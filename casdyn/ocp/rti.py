@@ -27,10 +27,10 @@ from collections.abc import Sequence
 import casadi as ca
 import numpy as np
 
+from casdyn.codegen.library import compile_function
 from casdyn.errors import InputError
 
 from .checks import nonnegative, number
-from .compiled import compiled
 from .cost import TrackingCost
 from .model import ContactModel
 
@@ -222,7 +222,7 @@ class RealTimeIteration:
         U_next = ca.horzcat(U[:, :-1] + alpha * (U[:, 1:] - U[:, :-1]), U[:, -1])
         shift = ca.Function("rti_shift", [X, U, alpha], [X_next, U_next])
         if compile:
-            qp_data, update, shift = (compiled(f, progress=progress)
+            qp_data, update, shift = (compile_function(f, progress=progress)
                                       for f in (qp_data, update, shift))
         self._qp_data, self._update, self._shift = qp_data, update, shift
 

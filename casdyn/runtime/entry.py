@@ -20,12 +20,10 @@ from types import ModuleType
 import casadi as ca
 import numpy as np
 
+from .. import sizes
+
 SOURCE = Path(__file__).with_name("entry.c")
 MODULE = "casdyn_entry"
-# Functions with more instructions than this run without the GIL, so that numeric calls from
-# several threads run in parallel; below, releasing and taking it back costs more than the
-# evaluation (the UR5e's inverse dynamics has ~800)
-RELEASE_GIL = 20_000
 
 
 def include_flags() -> tuple[str, ...] | None:
@@ -49,7 +47,7 @@ def source(functions: list[ca.Function], vector_outputs: Collection[str]) -> str
         name = f.name()
         vector = "".join("1" if f.name_out(i) in vector_outputs else "0"
                          for i in range(f.n_out()))
-        release = int(f.is_a("SXFunction") and f.n_instructions() > RELEASE_GIL)
+        release = int(f.is_a("SXFunction") and f.n_instructions() > sizes.RELEASE_GIL)
         rows.append(f"  {{{name}, {name}_work, {name}_sparsity_in, {name}_sparsity_out, "
                     f"{name}_name_in, {f.n_in()}, {f.n_out()}, \"{vector}\", {release}}}")
     table = "#define CASDYN_ENTRIES { \\\n" + ", \\\n".join(rows) + " \\\n}\n"

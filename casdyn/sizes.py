@@ -1,0 +1,31 @@
+"""The graph sizes at which casdyn changes how it builds, compiles or calls a Function.
+
+One table, read by every module that takes such a decision (``sizes.NAME``, so that a test
+can move one). Sizes are instructions of an SX Function (``Function.n_instructions()``;
+for a Function that calls others, the sum over the SX Functions it calls). The
+measurements behind each number are in ``docs/performance.md``, "Why these thresholds".
+"""
+
+from __future__ import annotations
+
+# A large Function: a long chain's or a humanoid's derivatives (the UR5e's dynamics and
+# derivatives are 400-4,000 instructions, the floating TALOS's derivatives 52,036-153,235).
+LARGE = 20_000
+# A huge one: the C compiler's optimisations cost minutes from here.
+HUGE = 150_000
+
+# each decision and the size it is taken at (">=": from it on, ">": above it, "<=": up to it)
+DERIVATIVE_CSE_LIMIT = LARGE  # >=: derivative graphs skip CasADi's CSE (functions.size_policy)
+RELEASE_GIL = LARGE  # >: numeric calls release the GIL (runtime.entry)
+OWN_C_FILE = LARGE  # >=: a C file of its own and the large flags (codegen.source, .build)
+LOWEST_OPTIMISATION = HUGE  # >=: the huge flags, -O1 (codegen.build)
+KEEP_OBJECT = LARGE  # >=: the object of a C file is kept in the compile cache (codegen.build)
+LINKED_FROM = LARGE  # >=: FD derivatives call the library's FD and ID derivatives (.forms)
+BATCH_OPTIMISED_AS = LARGE  # the batched C is compiled as a file of at least this size
+BATCHED_BY_DEFAULT = LARGE  # <=: compile() writes the batched C (codegen.robot)
+BACKGROUND_LARGEST = LARGE  # <=: numeric calls compile in the background (codegen.background)
+
+# C statements (not instructions): the length from which a function of a portable library
+# is cut into parts (codegen.split), and the parts' length
+SPLIT_FROM = 12_000
+SPLIT_PART = 4_000
