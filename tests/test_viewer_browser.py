@@ -226,7 +226,9 @@ def _free_port() -> int:
 
 
 def _casdyn_show(*args) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(Path(casdyn.__file__).parents[1]))
+    # faulthandler: a process that does not stop dumps its threads' stacks (see _stop)
+    env = dict(os.environ, PYTHONPATH=str(Path(casdyn.__file__).parents[1]),
+               PYTHONFAULTHANDLER="1")
     return subprocess.Popen([sys.executable, "-m", "casdyn.cli", "show", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
@@ -243,12 +245,18 @@ def _url_of(process: subprocess.Popen, timeout: float = 120.0) -> str:
 
 
 def _stop(process: subprocess.Popen) -> tuple[int, str]:
+    """Interrupt ``process`` as Ctrl-C does; one that has not stopped a minute later (the
+    machine may be loaded) is aborted, and its stderr then holds every thread's stack."""
     process.send_signal(signal.SIGINT)
     try:
-        _, err = process.communicate(timeout=20)
+        _, err = process.communicate(timeout=60)
     except subprocess.TimeoutExpired:
-        process.kill()
-        _, err = process.communicate(timeout=20)
+        process.send_signal(signal.SIGABRT)
+        try:
+            _, err = process.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            _, err = process.communicate(timeout=20)
     return process.returncode, err
 
 
