@@ -363,6 +363,7 @@ def _degenerate_sets(rng):
             random_points(rng, 12, 0.3), BOX * rng.uniform(0.05, 0.3, 3)]
 
 
+@pytest.mark.slow  # several seconds: the quick tier stays quick
 def test_flat_collinear_and_repeated_point_sets(lib):
     """Every pair of degenerate and ordinary sets at random poses, at one pose, and tilted by
     1e-10 rad: overlapping, the candidate-normal reference (exact); apart, the certificate

@@ -86,7 +86,7 @@ def test_cylinder_pairs_agree_with_the_references_on_random_poses(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("spread, count", [(0.5, 700), (0.2, 150)])
+@pytest.mark.parametrize("spread, count", [(0.5, 500), (0.2, 120)])
 @pytest.mark.parametrize("name", list(OTHERS))
 def test_cylinder_pairs_agree_with_the_references_on_many_random_poses(name, spread, count):
     """Mostly apart (spread 0.5 m: 15% overlap), mostly overlapping (0.2 m: 80%); the
@@ -95,7 +95,7 @@ def test_cylinder_pairs_agree_with_the_references_on_many_random_poses(name, spr
     rng = np.random.default_rng(1000 + len(name))
     poses = [(random_pose(rng, spread), random_pose(rng, spread)) for _ in range(count)]
     values = _check(OTHERS[name], CYLINDER, poses)
-    assert sum(v < 0 for v in values) >= 90  # overlapping poses were compared
+    assert sum(v < 0 for v in values) >= 60  # overlapping poses were compared
 
 
 def _touching(a, b, rng):

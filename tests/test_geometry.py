@@ -222,6 +222,7 @@ def test_distance_functions_are_cached_per_shape_pair():
     assert distance_function(a, b) is distance_function(g.Sphere(0.1), g.Box((1, 1, 1)))
 
 
+@pytest.mark.slow  # several seconds: the quick tier stays quick
 def test_detailed_convex_meshes_go_to_the_compiled_routine_and_agree_with_coal():
     """Hulls of 4,000 random points (thousands of faces): the fixed graph would grow with
     their faces and edges; the compiled routine computes the distance, apart and overlapping,
