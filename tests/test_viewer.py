@@ -257,3 +257,28 @@ def test_selected_frames_show_their_axes(ur5e):
                                    ur5e.get_transform(ur5e.home_configuration(), "tool0")[:3, 3])
         viewer.show_frames([])
         assert not any(node.show_axes for node in nodes.values())
+
+
+def test_casdyn_show_stops_on_ctrl_c_even_when_started_with_sigint_ignored():
+    """A process started in the background of a script inherits SIGINT ignored (so Python
+    raises no KeyboardInterrupt): ``casdyn show`` still stops on it, cleanly."""
+    import os
+    import signal
+    import subprocess
+    from pathlib import Path
+
+    env = dict(os.environ, PYTHONPATH=str(Path(casdyn.__file__).parents[1]))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "casdyn.cli", "show", "planar_2link", "--no-browser"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        assert process.stdout.readline().startswith("http://127.0.0.1:")
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, err
+    assert "casdyn show: stopped" in err

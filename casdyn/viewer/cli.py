@@ -50,17 +50,20 @@ def run(args: argparse.Namespace, robot) -> int:
         if args.save:
             print(viewer.save(args.save), flush=True)
             return 0
-        previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        # Ctrl-C and SIGTERM stop the server. SIGINT gets a handler of its own: a process
+        # started in the background of a script inherits it ignored, and Python then never
+        # raises KeyboardInterrupt, so Ctrl-C (or a supervisor's SIGINT) would not stop it
+        previous = {number: signal.signal(number, lambda *_: stop.set())
+                    for number in (signal.SIGINT, signal.SIGTERM)}
         try:
             print(viewer.url, flush=True)
             if not args.no_browser:
                 webbrowser.open(viewer.url)
             while not stop.wait(0.5):
                 pass
-        except KeyboardInterrupt:
-            pass
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            for number, handler in previous.items():
+                signal.signal(number, handler)
         print("casdyn show: stopped", file=sys.stderr)
         return 0
     finally:
