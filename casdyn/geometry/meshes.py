@@ -11,12 +11,12 @@ import numpy as np
 from ..errors import CasdynError
 
 
-def _trimesh():
+def _trimesh(extra: str = "geometry"):
     try:
         import trimesh
     except ImportError:
         raise CasdynError(
-            "reading mesh files needs trimesh: pip install 'casdyn[geometry]' "
+            f"reading mesh files needs trimesh: pip install 'casdyn[{extra}]' "
             "(or pip install trimesh)"
         ) from None
     return trimesh
@@ -50,16 +50,23 @@ def format_problem(path: str | os.PathLike) -> str | None:
     return f"the mesh reader does not read {what} (it reads {', '.join(readable)})"
 
 
-@lru_cache(maxsize=128)
-def _vertices(path: str) -> np.ndarray:
-    trimesh = _trimesh()
+def read_mesh(path: str, extra: str = "geometry"):
+    """The triangle mesh (``trimesh.Trimesh``, unprocessed) of the file at ``path``; a
+    format the reader does not read, or a file it cannot parse, is a :class:`CasdynError`
+    naming the file (``extra``: the casdyn extra that installs trimesh, for the message)."""
+    trimesh = _trimesh(extra)
     problem = format_problem(path)
     if problem:
         raise CasdynError(f"mesh file {path!r} cannot be read: {problem}")
     try:
-        loaded = trimesh.load(path, force="mesh", process=False)
+        return trimesh.load(path, force="mesh", process=False)
     except Exception as error:  # trimesh raises many types, for files it cannot parse
         raise CasdynError(f"mesh file {path!r} could not be read: {error}") from None
+
+
+@lru_cache(maxsize=128)
+def _vertices(path: str) -> np.ndarray:
+    loaded = read_mesh(path)
     vertices = np.asarray(loaded.vertices, dtype=float)
     if vertices.ndim != 2 or len(vertices) == 0:
         raise CasdynError(f"mesh file {path!r} holds no vertices")

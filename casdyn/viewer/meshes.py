@@ -14,23 +14,12 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import CasdynError
-from ..geometry.meshes import format_problem
+from ..geometry.meshes import read_mesh
 
 
 @lru_cache(maxsize=256)
 def _triangles(path: str) -> tuple[np.ndarray, np.ndarray]:
-    try:
-        import trimesh
-    except ImportError:
-        raise CasdynError('drawing mesh files needs trimesh: pip install "casdyn[viewer]"'
-                          ) from None
-    problem = format_problem(path)
-    if problem:
-        raise CasdynError(f"mesh file {path!r} cannot be read: {problem}")
-    try:
-        loaded = trimesh.load(path, force="mesh", process=False)
-    except Exception as error:  # trimesh raises many types, for files it cannot parse
-        raise CasdynError(f"mesh file {path!r} could not be read: {error}") from None
+    loaded = read_mesh(path, extra="viewer")
     vertices = np.asarray(loaded.vertices, dtype=np.float32)
     faces = np.asarray(loaded.faces, dtype=np.uint32)
     if vertices.ndim != 2 or len(vertices) == 0 or faces.ndim != 2 or len(faces) == 0:
