@@ -43,9 +43,9 @@ _private: Path | None = None  # this process's own cache where the configured on
 
 
 def cache_directory() -> Path:
-    """Where :meth:`casdyn.RigidBodyTree.compile` keeps libraries (and the compiled-object
-    and OCP caches their sub-directories): ``$CASDYN_CACHE``, else
-    ``$XDG_CACHE_HOME/casdyn``, else ``~/.cache/casdyn``. See :func:`folder` for the
+    """Where casdyn keeps what it compiles (:mod:`casdyn.codegen.store`; objects and the
+    convex routine's entry C in sub-directories): ``$CASDYN_CACHE``, else
+    ``$XDG_CACHE_HOME/casdyn``, else ``~/.cache/casdyn``. See :func:`trusted_folder` for the
     directory actually used."""
     if os.environ.get("CASDYN_CACHE"):
         return Path(os.environ["CASDYN_CACHE"])

@@ -45,7 +45,9 @@ class GeometryMethods(RobotParts):
         options = distance_options(pairs, obstacles, False)
         del options["jacobian"]
         d = self._call(collision_distances, options, q=q)
-        if isinstance(d, np.ndarray) and d.size:  # numeric: where the routine stopped short
+        # numeric, and a pair overlaps: say where the compiled routine stopped short (its
+        # capacities are EPA's); a robot clear of collisions reads no pairs here
+        if isinstance(d, np.ndarray) and np.any(d <= 0):
             geometry = self._robot_geometry
             listed = geometry.pairs if options["pairs"] is None else options["pairs"]
             rows = np.reshape(q, (-1, self._model.nq)), np.reshape(d, (-1, d.shape[-1]))
