@@ -27,6 +27,11 @@ class ExportError(CasdynError):
     compile cache cannot be written."""
 
 
+class DeviceError(CasdynError):
+    """A GPU call that cannot run: no GPU, or its driver or libraries (CuPy, NVRTC) missing;
+    the message says what is missing and how to install it."""
+
+
 class ModelWarning(UserWarning):
     """A URDF that loads, but says something casdyn reads differently from its letter (an
     inertia that is not positive definite, ``lower > upper`` limits, an ignored tag): the

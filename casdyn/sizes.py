@@ -29,3 +29,7 @@ BACKGROUND_LARGEST = LARGE  # <=: numeric calls compile in the background (codeg
 # is cut into parts (codegen.split), and the parts' length
 SPLIT_FROM = 12_000
 SPLIT_PART = 4_000
+
+# Instructions per stage of the CUDA kernels (codegen.cuda): a graph longer than this is cut
+# into stages, launched in turn, whose values meet in a scratch array in the GPU's memory
+CUDA_STAGE = 5_000

@@ -1,0 +1,454 @@
+"""CUDA C of SX Functions: one GPU thread per sample.
+
+An SX Function is straight-line code: no branch, no loop, no allocation. On a GPU it runs best
+as one thread per sample, every thread the same instructions on its own sample. For each
+Function :func:`function_source` writes, with the symbol ``S`` it is given:
+
+* ``S_stage<j>``: templates (``T`` = ``double`` or ``float``) holding the instructions, in
+  order, in one or more stages. A graph of more than :data:`casdyn.sizes.CUDA_STAGE`
+  instructions is cut into stages of about that length; a value computed in one stage and
+  read in a later one goes through a scratch column (see below).
+* ``__device__ void S(const T* const* arg, T* const* res)``: the Function on one sample, for
+  users' own kernels. ``arg[i]`` points to input ``i``'s nonzeros (CasADi's order,
+  column-major), NULL for zeros; ``res[j]`` receives output ``j``'s nonzeros, NULL: not
+  written. The scratch values of a staged graph live in a local array.
+* ``extern "C" __global__ void S_f64(...)`` and ``S_f32(...)`` (one of them per stage,
+  ``S_f64_stage<j>``, for a staged graph, launched in order): the batched kernel, sample
+  ``k = blockIdx.x * blockDim.x + threadIdx.x < n``. Its parameters, in order::
+
+      long long n, int dense,
+      const T* x0, long long x0_sample, long long x0_element,   (one triple per input)
+      T* y0, long long y0_sample, long long y0_element,         (one triple per output)
+      T* mid                                                    (staged graphs only)
+
+  Nonzero ``c`` of input ``i`` of sample ``k`` is read from ``xi[k * xi_sample + c *
+  xi_element]``: array of structures (``(n, nnz)`` C-ordered, NumPy's) is ``sample = nnz,
+  element = 1``, structure of arrays (``(nnz, n)``, coalesced on a GPU) ``sample = 1,
+  element = n``; ``sample = 0`` shares one value among all samples (an array of zeros
+  with ``sample = 0`` gives an input of zeros: no pointer may be NULL, so that no access
+  branches). Outputs are written the same way, at the nonzero's index ``c`` when ``dense == 0``,
+  at its place in the dense row-major matrix when ``dense == 1`` (structural zeros are not
+  written: the caller zeroes them). ``mid`` is the scratch of a staged graph: column ``m`` of
+  sample ``k`` at ``mid[m * n + k]``, :attr:`CudaFunction.mid` columns.
+
+The source needs only the CUDA compiler (nvcc or NVRTC, no header). Compiled as plain C++
+(``g++ -x c++``) it is also its own CPU emulation: the CUDA keywords become nothing, and
+``S_f64_emulate`` / ``S_f32_emulate``, with the kernel's parameters, run the kernels' stages
+for every sample in a loop. The tests check the generated source that way where there is no
+GPU. Every statement is the SX graph's instruction, in order: in double precision, the
+results are CasADi's up to the compiler's contraction of multiply-adds (nvcc contracts by
+default) and the device's sin and cos (within 2 units in the last place, CUDA's manual).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import NamedTuple
+
+import casadi as ca
+
+from .. import sizes
+
+PRECISIONS = {"float64": ("double", "f64"), "float32": ("float", "f32")}
+
+# C++ for each operation, of operands x and y in the precision T
+_OPERATIONS = {
+    ca.OP_ADD: "x + y", ca.OP_SUB: "x - y", ca.OP_MUL: "x * y", ca.OP_DIV: "x / y",
+    ca.OP_NEG: "-x", ca.OP_SQ: "x * x", ca.OP_TWICE: "x + x", ca.OP_INV: "T(1) / x",
+    ca.OP_ASSIGN: "x",
+    ca.OP_TAN: "tan(x)", ca.OP_ASIN: "asin(x)", ca.OP_ACOS: "acos(x)", ca.OP_ATAN: "atan(x)",
+    ca.OP_SINH: "sinh(x)", ca.OP_COSH: "cosh(x)", ca.OP_TANH: "tanh(x)",
+    ca.OP_ASINH: "asinh(x)", ca.OP_ACOSH: "acosh(x)", ca.OP_ATANH: "atanh(x)",
+    ca.OP_EXP: "exp(x)", ca.OP_LOG: "log(x)", ca.OP_SQRT: "sqrt(x)", ca.OP_FABS: "fabs(x)",
+    ca.OP_FLOOR: "floor(x)", ca.OP_CEIL: "ceil(x)", ca.OP_EXPM1: "expm1(x)",
+    ca.OP_LOG1P: "log1p(x)", ca.OP_ERF: "erf(x)",
+    ca.OP_SIGN: "(x < T(0) ? T(-1) : x > T(0) ? T(1) : x)", ca.OP_NOT: "T(!x)",
+    ca.OP_POW: "pow(x, y)", ca.OP_CONSTPOW: "pow(x, y)", ca.OP_ATAN2: "atan2(x, y)",
+    ca.OP_FMIN: "fmin(x, y)", ca.OP_FMAX: "fmax(x, y)", ca.OP_FMOD: "fmod(x, y)",
+    ca.OP_REMAINDER: "remainder(x, y)", ca.OP_HYPOT: "hypot(x, y)",
+    ca.OP_COPYSIGN: "copysign(x, y)", ca.OP_LT: "T(x < y)", ca.OP_LE: "T(x <= y)",
+    ca.OP_EQ: "T(x == y)", ca.OP_NE: "T(x != y)", ca.OP_AND: "T(x && y)",
+    ca.OP_OR: "T(x || y)", ca.OP_IF_ELSE_ZERO: "(x ? y : T(0))",
+}
+_TRIG = (ca.OP_SIN, ca.OP_COS)
+_IO = (ca.OP_INPUT, ca.OP_OUTPUT, ca.OP_CONST, ca.OP_PARAMETER)
+
+
+class UnsupportedFunction(ValueError):
+    """The Function is not one the CUDA source can be written for (not an SX Function, or
+    an operation such as a call of another Function)."""
+
+
+class CudaFunction(NamedTuple):
+    """The CUDA C of one Function (:func:`function_source`) and what its caller needs to
+    launch it."""
+
+    symbol: str
+    text: str
+    stages: int  # kernels per precision, launched in order (S_f64 or S_f64_stage0, ...)
+    mid: int  # scratch columns of a staged graph (0 for one stage)
+    nnz_in: tuple[int, ...]
+    nnz_out: tuple[int, ...]
+    dense_out: tuple[int, ...]  # rows * cols of each output
+    instructions: int
+    stage_texts: tuple[str, ...]  # the stages' templates
+    kernel_texts: dict[str, tuple[str, ...]]  # precision -> each stage's kernel
+
+    def programs(self, precision: str) -> list[str]:
+        """One translation unit per stage, each with its kernel of ``precision`` only (its
+        name: :meth:`kernels`): the stages compile independently, in parallel."""
+        return [PRELUDE + stage + kernel for stage, kernel in
+                zip(self.stage_texts, self.kernel_texts[precision], strict=True)]
+
+    def kernels(self, precision: str) -> list[str]:
+        """The kernels' names, in launch order, for ``"float64"`` or ``"float32"``."""
+        suffix = PRECISIONS[precision][1]
+        if self.stages == 1:
+            return [f"{self.symbol}_{suffix}"]
+        return [f"{self.symbol}_{suffix}_stage{j}" for j in range(self.stages)]
+
+
+def supported(function: ca.Function) -> bool:
+    """Whether :func:`function_source` can write ``function``."""
+    if not function.is_a("SXFunction"):
+        return False
+    known = {*_OPERATIONS, *_TRIG, *_IO}
+    return all(function.instruction_id(k) in known for k in range(function.n_instructions()))
+
+
+def _literal(value: float) -> str:
+    """``value`` as an exact C++ literal of the precision T (hexadecimal floating point)."""
+    if math.isnan(value):
+        return "T(NAN)"
+    if math.isinf(value):
+        return "T(INFINITY)" if value > 0 else "T(-INFINITY)"
+    return f"T({value.hex()})"
+
+
+class _Instruction(NamedTuple):
+    op: int
+    target: int  # work slot written (output index for OP_OUTPUT)
+    args: tuple[int, ...]  # work slots read (input index and nonzero for OP_INPUT)
+    extra: float | int  # constant value, or nonzero index of an output
+
+
+def _instructions(function: ca.Function) -> list[_Instruction]:
+    listed = []
+    for k in range(function.n_instructions()):
+        op = function.instruction_id(k)
+        out = function.instruction_output(k)
+        args = tuple(function.instruction_input(k))
+        if op == ca.OP_OUTPUT:
+            listed.append(_Instruction(op, out[0], args, out[1]))
+        elif op == ca.OP_CONST:
+            listed.append(_Instruction(op, out[0], (), function.instruction_constant(k)))
+        elif op in _OPERATIONS or op in _TRIG or op == ca.OP_INPUT:
+            listed.append(_Instruction(op, out[0], args, 0))
+        else:
+            raise UnsupportedFunction(
+                f"{function.name()} has an operation the CUDA source does not write "
+                f"(CasADi operation {op}); only SX Functions of arithmetic and C math "
+                "functions are written")
+    return listed
+
+
+def _reads(instruction: _Instruction) -> tuple[int, ...]:
+    """The work slots an instruction reads."""
+    return () if instruction.op in (ca.OP_INPUT, ca.OP_CONST) else instruction.args
+
+
+def _stage_plan(listed: list[_Instruction], stage: int) -> tuple[list[int], dict, dict, int]:
+    """Cut the instructions into stages of about ``stage`` instructions. Returns the stages'
+    first instructions, and for values that cross a stage boundary: (stage, reading
+    instruction, operand position) -> scratch column, producing instruction -> column, and
+    the number of columns (a column is reused once the value it held is read no more)."""
+    starts = list(range(0, len(listed), stage)) or [0]
+    stage_of = [k // stage for k in range(len(listed))]
+    writer: dict[int, int] = {}  # slot -> instruction that last wrote it
+    last_read: dict[int, int] = {}  # producing instruction -> last stage that reads it
+    reads: list[tuple[int, int, int]] = []  # (reading instruction, position, producer)
+    for k, instruction in enumerate(listed):
+        for position, slot in enumerate(_reads(instruction)):
+            producer = writer[slot]
+            if stage_of[producer] != stage_of[k]:
+                reads.append((k, position, producer))
+                last_read[producer] = max(last_read.get(producer, 0), stage_of[k])
+        if instruction.op != ca.OP_OUTPUT:
+            writer[instruction.target] = k
+    # columns by interval colouring: producer's stage .. last reading stage
+    column_of: dict[int, int] = {}
+    free_after: list[int] = []  # column -> last stage it is read in
+    for producer in sorted(last_read):
+        first = stage_of[producer]
+        for column, busy in enumerate(free_after):
+            if busy < first:
+                free_after[column] = last_read[producer]
+                column_of[producer] = column
+                break
+        else:
+            column_of[producer] = len(free_after)
+            free_after.append(last_read[producer])
+    loads = {(k, position): column_of[producer] for k, position, producer in reads}
+    return starts, loads, column_of, len(free_after)
+
+
+def _statements(listed: list[_Instruction], start: int, stop: int, loads: dict,
+                stores: dict, dense_place: list[list[int]]) -> tuple[list[str], int]:
+    """The C++ statements of instructions ``start:stop`` and the number of work slots."""
+    body: list[str] = []
+    slots = 0
+    for k in range(start, stop):
+        ins = listed[k]
+        operands = [f"m({loads[(k, p)]})" if (k, p) in loads else f"w{slot}"
+                    for p, slot in enumerate(_reads(ins))]
+        if ins.op == ca.OP_OUTPUT:
+            body.append(f"  y({ins.target}, {ins.extra}, "
+                        f"{dense_place[ins.target][ins.extra]}, {operands[0]});")
+            continue
+        slots = max(slots, ins.target + 1)
+        if ins.op == ca.OP_INPUT:
+            value = f"x({ins.args[0]}, {ins.args[1]})"
+        elif ins.op == ca.OP_CONST:
+            value = _literal(ins.extra)
+        elif ins.op in _TRIG:
+            value = f"{'sin' if ins.op == ca.OP_SIN else 'cos'}({operands[0]})"
+        else:
+            names = {"x": operands[0], "y": operands[1] if len(operands) > 1 else ""}
+            value = _substitute(_OPERATIONS[ins.op], names)
+        body.append(f"  w{ins.target} = {value};")
+        if k in stores:
+            body.append(f"  m.set({stores[k]}, w{ins.target});")
+    return body, slots
+
+
+def function_source(function: ca.Function, symbol: str, *,
+                    stage: int | None = None) -> CudaFunction:
+    """The CUDA C of the SX Function ``function`` under the symbol ``symbol`` (see the
+    module's docstring): its stage templates, device function and kernels for both
+    precisions (each kernel inside ``#ifndef CASDYN_NO_FLOAT64`` / ``CASDYN_NO_FLOAT32``).
+    ``stage``: instructions per stage (default :data:`casdyn.sizes.CUDA_STAGE`)."""
+    if not function.is_a("SXFunction"):
+        raise UnsupportedFunction(
+            f"{function.name()} is not an SX Function: its CUDA source cannot be written "
+            "(expand it first: Function.expand())")
+    listed = _instructions(function)
+    stage = stage or sizes.CUDA_STAGE
+    starts, loads, stores, mid = _stage_plan(listed, stage)
+    n_in, n_out = function.n_in(), function.n_out()
+    dense_place = []
+    for i in range(n_out):
+        cols = function.size_out(i)[1]
+        rows, columns = function.sparsity_out(i).get_triplet()
+        dense_place.append([r * cols + c for r, c in zip(rows, columns, strict=True)])
+    parts = []
+    for j, first in enumerate(starts):
+        stop = starts[j + 1] if j + 1 < len(starts) else len(listed)
+        body, slots = _statements(listed, first, stop, loads, stores, dense_place)
+        declared = f"  T {', '.join(f'w{s}' for s in range(slots))};\n" if slots else ""
+        parts.append(_STAGE.format(symbol=symbol, j=j, declarations=declared,
+                                   body="\n".join(body)))
+    params = _parameters(n_in, n_out, mid > 0)
+    text = "".join(parts) + _device_function(symbol, len(starts), n_in, n_out, mid)
+    kernel_texts = {}
+    for precision, (real, suffix) in PRECISIONS.items():
+        guard = f"CASDYN_NO_{precision.upper()}"
+        kernels = [_kernel(symbol, suffix, real, j, len(starts), n_in, n_out, mid)
+                   for j in range(len(starts))]
+        kernel_texts[precision] = tuple(kernels)
+        text += f"#ifndef {guard}\n" + "".join(kernels) + _launcher(
+            symbol, suffix, real, len(starts), params) + _emulation(
+            symbol, suffix, real, len(starts), params) + f"#endif /* {guard} */\n"
+    header = (f"\n/* {function.name()}: {n_in} inputs, {n_out} outputs, "
+              f"{len(listed)} instructions in {len(starts)} stage(s) */\n")
+    return CudaFunction(
+        symbol, header + text, len(starts), mid,
+        tuple(function.nnz_in(i) for i in range(n_in)),
+        tuple(function.nnz_out(i) for i in range(n_out)),
+        tuple(function.numel_out(i) for i in range(n_out)), len(listed), tuple(parts),
+        kernel_texts)
+
+
+def _parameters(n_in: int, n_out: int, staged: bool) -> list[tuple[str, str]]:
+    """(type with T for the precision, name) of the kernel's parameters."""
+    params = [("long long", "n"), ("int", "dense")]
+    for i in range(n_in):
+        params += [("const T*", f"x{i}"), ("long long", f"x{i}_sample"),
+                   ("long long", f"x{i}_element")]
+    for i in range(n_out):
+        params += [("T*", f"y{i}"), ("long long", f"y{i}_sample"),
+                   ("long long", f"y{i}_element")]
+    if staged:
+        params.append(("T*", "mid"))
+    return params
+
+
+def _declare(params: list[tuple[str, str]], real: str) -> str:
+    return ", ".join(f"{kind.replace('T', real)} {name}" for kind, name in params)
+
+
+def _device_function(symbol: str, stages: int, n_in: int, n_out: int, mid: int) -> str:
+    scratch = f"  T values[{mid}];\n  casdyn_local<T> m{{values}};\n" if mid else \
+        "  casdyn_none<T> m;\n"
+    calls = "".join(f"  {symbol}_stage{j}<T>(x, y, m);\n" for j in range(stages))
+    return (
+        f"template <typename T>\n__device__ void {symbol}(const T* const* arg, "
+        f"T* const* res) {{\n  casdyn_dense_in<T> x{{arg}};\n  casdyn_dense_out<T> y{{res}};\n"
+        f"{scratch}{calls}}}\n")
+
+
+def _kernel(symbol: str, suffix: str, real: str, j: int, stages: int, n_in: int, n_out: int,
+            mid: int) -> str:
+    name = f"{symbol}_{suffix}" + (f"_stage{j}" if stages > 1 else "")
+    params = _declare(_parameters(n_in, n_out, mid > 0), real)
+    ins = ", ".join(f"x{i}" for i in range(n_in)) or "0"
+    in_strides = ", ".join(f"x{i}_sample" for i in range(n_in)) or "0"
+    in_elements = ", ".join(f"x{i}_element" for i in range(n_in)) or "0"
+    outs = ", ".join(f"y{i}" for i in range(n_out)) or "0"
+    out_strides = ", ".join(f"y{i}_sample" for i in range(n_out)) or "0"
+    out_elements = ", ".join(f"y{i}_element" for i in range(n_out)) or "0"
+    scratch = f"  casdyn_global<{real}> m{{mid + k, n}};\n" if mid else \
+        f"  casdyn_none<{real}> m;\n"
+    return (
+        f"extern \"C\" __global__ void {name}({params}) {{\n"
+        "  const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (k >= n) return;\n"
+        f"  const {real}* xp[{max(n_in, 1)}] = {{{ins}}};\n"
+        f"  const long long xs[{max(n_in, 1)}] = {{{in_strides}}};\n"
+        f"  const long long xe[{max(n_in, 1)}] = {{{in_elements}}};\n"
+        f"  {real}* yp[{max(n_out, 1)}] = {{{outs}}};\n"
+        f"  const long long ys[{max(n_out, 1)}] = {{{out_strides}}};\n"
+        f"  const long long ye[{max(n_out, 1)}] = {{{out_elements}}};\n"
+        f"  casdyn_strided_in<{real}> x{{xp, xs, xe, k}};\n"
+        f"  casdyn_strided_out<{real}> y{{yp, ys, ye, k, dense}};\n"
+        f"{scratch}  {symbol}_stage{j}<{real}>(x, y, m);\n}}\n")
+
+
+def _launcher(symbol: str, suffix: str, real: str, stages: int,
+              params: list[tuple[str, str]]) -> str:
+    """The host function that launches the kernels of one precision (nvcc only)."""
+    names = ", ".join(name for _, name in params)
+    launches = "".join(
+        f"  {symbol}_{suffix}{f'_stage{j}' if stages > 1 else ''}"
+        f"<<<blocks, CASDYN_BLOCK, 0, stream>>>({names});\n" for j in range(stages))
+    return (
+        "#if defined(__CUDACC__) && !defined(__CUDACC_RTC__)\n"
+        f"extern \"C\" cudaError_t {symbol}_{suffix}_launch({_declare(params, real)}, "
+        "cudaStream_t stream) {\n"
+        "  if (n <= 0) return cudaSuccess;\n"
+        "  const unsigned blocks = (unsigned)((n + CASDYN_BLOCK - 1) / CASDYN_BLOCK);\n"
+        f"{launches}  return cudaGetLastError();\n}}\n#endif\n")
+
+
+def _emulation(symbol: str, suffix: str, real: str, stages: int,
+               params: list[tuple[str, str]]) -> str:
+    """The CPU loop that runs the kernels of one precision on every sample (C++ only)."""
+    names = ", ".join(name for _, name in params)
+    kernels = [f"{symbol}_{suffix}" + (f"_stage{j}" if stages > 1 else "")
+               for j in range(stages)]
+    launches = "".join(f"  for (k = 0; k < n; ++k) {{ blockIdx.x = (unsigned)k; "
+                       f"{kernel}({names}); }}\n" for kernel in kernels)
+    return (
+        "#ifdef CASDYN_EMULATE\n"
+        f"extern \"C\" void {symbol}_{suffix}_emulate({_declare(params, real)}) {{\n"
+        "  long long k;\n  blockDim.x = 1;\n  threadIdx.x = 0;\n"
+        f"{launches}}}\n#endif\n")
+
+
+def _substitute(expression: str, names: dict[str, str]) -> str:
+    """``expression`` with its operands ``x`` and ``y`` (single letters) renamed."""
+    out = []
+    for i, c in enumerate(expression):
+        before = expression[i - 1] if i > 0 else " "
+        after = expression[i + 1] if i + 1 < len(expression) else " "
+        alone = not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_")
+        out.append(names.get(c, c) if c in "xy" and alone else c)
+    return "".join(out)
+
+
+_STAGE = """\
+template <typename T, class In, class Out, class Mid>
+__device__ __forceinline__ void {symbol}_stage{j}(const In& x, const Out& y, const Mid& m) {{
+{declarations}{body}
+}}
+"""
+
+PRELUDE = """\
+/* Generated by casdyn: CUDA C of CasADi SX Functions, one thread per sample. Compiled as
+ * C++ without CUDA (g++ -x c++ -DCASDYN_EMULATE) it runs the kernels on the CPU. */
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+#include <math.h>
+#include <cmath>
+using std::sin; using std::cos; using std::tan; using std::asin; using std::acos;
+using std::atan; using std::sinh; using std::cosh; using std::tanh; using std::asinh;
+using std::acosh; using std::atanh; using std::exp; using std::log; using std::sqrt;
+using std::fabs; using std::floor; using std::ceil; using std::expm1; using std::log1p;
+using std::erf; using std::pow; using std::atan2; using std::fmin; using std::fmax;
+using std::fmod; using std::remainder; using std::hypot; using std::copysign;
+#define __device__
+#define __global__
+#define __forceinline__ inline
+struct casdyn_dim3 { unsigned x, y, z; };
+static thread_local casdyn_dim3 blockIdx, blockDim, threadIdx;
+#endif
+#ifndef CASDYN_BLOCK
+#define CASDYN_BLOCK 128 /* threads per block of the launchers */
+#endif
+#ifndef NAN
+#define NAN __int_as_float(0x7fffffff)
+#endif
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+
+/* how a stage reads inputs (x), writes outputs (y) and keeps values between stages (m) */
+template <typename T> struct casdyn_dense_in {
+  const T* const* arg;
+  __device__ T operator()(int i, long long c) const { return arg[i] ? arg[i][c] : T(0); }
+};
+template <typename T> struct casdyn_dense_out {
+  T* const* res;
+  __device__ void operator()(int i, long long c, long long, T v) const {
+    if (res[i]) res[i][c] = v;
+  }
+};
+/* the kernels' accesses have no branch (a branch per access made the compiler's time grow
+   with the square of the graph's length): their pointers are never NULL */
+template <typename T> struct casdyn_strided_in {
+  const T* const* p; const long long* sample; const long long* element; long long k;
+  __device__ T operator()(int i, long long c) const {
+    return p[i][k * sample[i] + c * element[i]];
+  }
+};
+template <typename T> struct casdyn_strided_out {
+  T* const* p; const long long* sample; const long long* element; long long k; int dense;
+  __device__ void operator()(int i, long long c, long long place, T v) const {
+    p[i][k * sample[i] + (dense ? place : c) * element[i]] = v;
+  }
+};
+template <typename T> struct casdyn_none {
+  __device__ T operator()(int) const { return T(0); }
+  __device__ void set(int, T) const {}
+};
+template <typename T> struct casdyn_local {
+  T* values;
+  __device__ T operator()(int c) const { return values[c]; }
+  __device__ void set(int c, T v) const { values[c] = v; }
+};
+template <typename T> struct casdyn_global {
+  T* values; long long n;
+  __device__ T operator()(int c) const { return values[c * n]; }
+  __device__ void set(int c, T v) const { values[c * n] = v; }
+};
+"""
+
+
+def file_source(functions: list[CudaFunction], precisions=("float64", "float32")) -> str:
+    """One translation unit of ``functions`` with the kernels of ``precisions`` only."""
+    text = "".join(f.text for f in functions)
+    for precision in PRECISIONS:
+        if precision not in precisions:
+            guard = f"CASDYN_NO_{precision.upper()}"
+            text = re.sub(rf"#ifndef {guard}\n.*?#endif /\* {guard} \*/\n", "", text,
+                          flags=re.DOTALL)
+    return PRELUDE + text

@@ -1,0 +1,253 @@
+"""The CUDA C of casdyn's Functions, checked where there is no GPU: the very source the GPU
+compiles, compiled as C++ on the CPU (the launch emulated by a loop over the samples), agrees
+with CasADi's evaluation of the SX graph; NVRTC compiles it for sm_80 and sm_90; the Python
+API refuses clearly without CuPy or a GPU. tests/test_gpu.py runs it on a GPU."""
+
+from __future__ import annotations
+
+import ctypes
+import subprocess
+from pathlib import Path
+
+import casadi as ca
+import numpy as np
+import pytest
+
+import casdyn
+from casdyn.codegen import cuda, nvrtc
+
+# f64: the same operations in the same order as CasADi's evaluation, rounding aside
+F64 = 1e-14
+
+
+def _robot_functions(robot) -> dict[str, ca.Function]:
+    """Registered Functions of every kind: dynamics, kinematics, Jacobians, contacts,
+    centroidal, identification, both first-order derivatives, an RK4 step."""
+    body = robot.body_names[-1]
+    return {
+        "id": robot.function("inverse_dynamics"),
+        "fd": robot.function("forward_dynamics"),
+        "m": robot.function("mass_matrix"),
+        "did": robot.function("inverse_dynamics_derivatives"),
+        "dfd": robot.function("forward_dynamics_derivatives"),
+        "fk": robot.function("get_transform", body=body),
+        "jac": robot.function("geometric_jacobian", body=body),
+        "com": robot.function("center_of_mass"),
+        "hg": robot.function("centroidal_momentum_matrix"),
+        "reg": robot.function("regressor"),
+        "contact": robot.function("contact_dynamics",
+                                  contacts=(casdyn.Contact(body, "point", (0.0, 0.0, 0.05)),)),
+        "rk4": casdyn.integrators.rk4_step(robot, 0.01),
+    }
+
+
+def _build(functions: dict[str, ca.Function], folder: Path, stage: int | None = None) -> tuple:
+    parts = {key: cuda.function_source(f, f"t_{key}", stage=stage)
+             for key, f in functions.items()}
+    path = folder / "kernels.cu"
+    path.write_text(cuda.file_source(list(parts.values())))
+    library = folder / "kernels.so"
+    subprocess.run(["g++", "-x", "c++", "-std=c++17", "-O0", "-ffp-contract=off",
+                    "-DCASDYN_EMULATE", "-fPIC", "-shared", "-o", str(library), str(path)],
+                   check=True, capture_output=True)
+    return parts, ctypes.CDLL(str(library))
+
+
+def _emulate(lib, part: cuda.CudaFunction, inputs, n: int, precision="float64",
+             dense=False, layout="aos"):
+    """Run the emulated kernels on ``inputs`` (per input: (n, nnz) or (nnz,) shared or
+    None); outputs (n, nnz or dense size)."""
+    real = np.float64 if precision == "float64" else np.float32
+    keep = []
+
+    def pointer(array):
+        keep.append(array)
+        return ctypes.c_void_p(array.ctypes.data)
+
+    args = [ctypes.c_longlong(n), ctypes.c_int(int(dense))]
+    for value in inputs:
+        if value is None:  # zeros: one shared array (kernels take no NULL)
+            args += [pointer(np.zeros(1 << 12, dtype=real)), ctypes.c_longlong(0),
+                     ctypes.c_longlong(1)]
+        elif value.ndim == 1:
+            args += [pointer(np.ascontiguousarray(value, dtype=real)), ctypes.c_longlong(0),
+                     ctypes.c_longlong(1)]
+        elif layout == "soa":  # (nnz, n): sample stride 1, element stride n
+            args += [pointer(np.ascontiguousarray(value.T, dtype=real)), ctypes.c_longlong(1),
+                     ctypes.c_longlong(n)]
+        else:
+            args += [pointer(np.ascontiguousarray(value, dtype=real)),
+                     ctypes.c_longlong(value.shape[1]), ctypes.c_longlong(1)]
+    sizes = part.dense_out if dense else part.nnz_out
+    outputs = [np.zeros((size, n) if layout == "soa" else (n, size), dtype=real)
+               for size in sizes]
+    for out, size in zip(outputs, sizes, strict=True):
+        strides = (1, n) if layout == "soa" else (size, 1)
+        args += [pointer(out), ctypes.c_longlong(strides[0]), ctypes.c_longlong(strides[1])]
+    if part.mid:
+        args.append(pointer(np.zeros(part.mid * n, dtype=real)))
+    suffix = cuda.PRECISIONS[precision][1]
+    getattr(lib, f"{part.symbol}_{suffix}_emulate")(*args)
+    return [out.T if layout == "soa" else out for out in outputs]
+
+
+def _reference(function: ca.Function, inputs, n: int) -> list[np.ndarray]:
+    """CasADi's evaluation, sample by sample: (n, nnz) per output."""
+    rows = []
+    for k in range(n):
+        args = [ca.DM(function.sparsity_in(i), 0 if x is None else
+                      (x if x.ndim == 1 else x[k]).tolist())
+                for i, x in enumerate(inputs)]
+        rows.append([np.array(out.nonzeros()) for out in function.call(args)])
+    return [np.array([row[j] for row in rows]) for j in range(function.n_out())]
+
+
+def _inputs(function: ca.Function, n: int, rng) -> list[np.ndarray]:
+    out = []
+    for i in range(function.n_in()):
+        x = rng.normal(size=(n, function.nnz_in(i)))
+        if function.name_in(i) == "q":  # unit quaternions are not required, nonzero ones are
+            x[:, :] = rng.uniform(-1.5, 1.5, size=x.shape)
+        out.append(x)
+    return out
+
+
+def _relative(actual, expected) -> float:
+    return float(np.max(np.abs(actual - expected), initial=0.0) /
+                 max(1.0, np.max(np.abs(expected), initial=0.0)))
+
+
+@pytest.fixture(scope="module", params=["ur5e", "solo12"])
+def emulated(request, tmp_path_factory):
+    floating = request.param == "solo12"
+    robot = casdyn.load_robot(request.param, floating_base=floating)
+    functions = _robot_functions(robot)
+    # a small stage so that the derivatives run in several stages through the scratch
+    parts, lib = _build(functions, tmp_path_factory.mktemp(request.param), stage=1500)
+    return robot, functions, parts, lib
+
+
+def test_every_kind_of_function_agrees_with_casadi_in_float64(emulated):
+    _, functions, parts, lib = emulated
+    rng = np.random.default_rng(1)
+    staged = 0
+    for key, function in functions.items():
+        inputs = _inputs(function, 5, rng)
+        got = _emulate(lib, parts[key], inputs, 5)
+        for actual, expected in zip(got, _reference(function, inputs, 5), strict=True):
+            assert _relative(actual, expected) <= F64, key
+        staged += parts[key].stages > 1
+    assert staged >= 2  # the derivatives went through the scratch between stages
+
+
+def test_layouts_shared_and_absent_inputs_and_dense_outputs(emulated):
+    _, functions, parts, lib = emulated
+    function, part = functions["dfd"], parts["dfd"]
+    rng = np.random.default_rng(2)
+    n = 6
+    inputs = _inputs(function, n, rng)
+    inputs[1] = inputs[1][0]  # qd shared by every sample
+    inputs[3] = None  # fext absent: zeros
+    expected = _reference(function, inputs, n)
+    for layout in ("aos", "soa"):
+        got = _emulate(lib, part, inputs, n, layout=layout)
+        for actual, want in zip(got, expected, strict=True):
+            assert _relative(actual, want) <= F64, layout
+    dense = _emulate(lib, part, inputs, n, dense=True)
+    for j, (actual, want) in enumerate(zip(dense, expected, strict=True)):
+        full = np.array([np.array(ca.DM(function.sparsity_out(j), row)) for row in want])
+        assert _relative(actual, full.reshape(n, -1)) <= F64
+
+
+def test_float32_kernels_agree_to_single_precision(emulated):
+    _, functions, parts, lib = emulated
+    rng = np.random.default_rng(3)
+    for key in ("id", "fd", "m", "fk"):
+        function = functions[key]
+        inputs = _inputs(function, 4, rng)
+        got = _emulate(lib, parts[key], inputs, 4, precision="float32")
+        for actual, expected in zip(got, _reference(function, inputs, 4), strict=True):
+            assert actual.dtype == np.float32
+            assert _relative(actual, expected) <= 2e-3, key
+
+
+def test_unsupported_functions_are_refused_with_the_reason():
+    x = ca.MX.sym("x", 2)
+    with pytest.raises(cuda.UnsupportedFunction, match="not an SX Function"):
+        cuda.function_source(ca.Function("f", [x], [x * 2]), "f")
+    y = ca.SX.sym("y", 2)
+    inner = ca.Function("inner", [y], [ca.sin(y)])
+    outer = ca.Function("outer", [y], [inner(y) * 2])  # a call: not straight-line code
+    if any(outer.instruction_id(k) == ca.OP_CALL for k in range(outer.n_instructions())):
+        with pytest.raises(cuda.UnsupportedFunction, match="operation"):
+            cuda.function_source(outer, "outer")
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_nvrtc_compiles_the_source_of_an_export(tmp_path, arch):
+    robot = casdyn.load_robot("ur5e")
+    robot.export_cuda(tmp_path, ["inverse_dynamics", "forward_dynamics_derivatives"],
+                      prefix="arm")
+    text = (tmp_path / "arm.cu").read_text()
+    cubin = nvrtc.compile_cuda(text, "arm", arch)
+    assert cubin[:4] == b"\x7fELF"  # machine code for that architecture
+    assert b"arm_inverse_dynamics_f64" in cubin
+    with pytest.raises(casdyn.DeviceError, match="could not compile"):
+        nvrtc.compile_cuda(text + "\nthis is not C++;\n", "broken", arch)
+
+
+def test_export_cuda_writes_a_source_and_header_that_build_as_cpp(tmp_path):
+    robot = casdyn.load_robot("ur5e")
+    functions = robot.export_cuda(tmp_path, ["inverse_dynamics", "mass_matrix"],
+                                  prefix="arm", precision="float32")
+    assert set(functions) == {"inverse_dynamics", "mass_matrix"}
+    text = (tmp_path / "arm.cu").read_text()
+    assert "arm_inverse_dynamics_f32" in text and "_f64" not in text
+    header = (tmp_path / "arm.h").read_text()
+    assert "arm_mass_matrix_f32_launch" in header and "#define ARM_MASS_MATRIX_MID 0" in header
+    # every symbol carries the prefix: nothing global without it but the shared helpers
+    subprocess.run(["g++", "-x", "c++", "-std=c++17", "-fsyntax-only", "-DCASDYN_EMULATE",
+                    str(tmp_path / "arm.cu")], check=True)
+    with pytest.raises(casdyn.InputError, match="precision"):
+        robot.export_cuda(tmp_path, "mass_matrix", precision="half")
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    with pytest.raises(casdyn.ExportError, match="cannot write"):
+        robot.export_cuda(blocked / "sub", "mass_matrix")
+
+
+def test_without_cupy_compile_for_the_gpu_says_what_to_install(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_cupy(name, *args, **kwargs):
+        if name == "cupy" or name.startswith("cupy."):
+            raise ImportError("No module named 'cupy'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_cupy)
+    robot = casdyn.load_robot("ur5e")
+    with pytest.raises(casdyn.DeviceError, match=r'pip install "casdyn\[gpu\]"'):
+        robot.compile(device="cuda")
+    with pytest.raises(casdyn.InputError, match="device must be"):
+        robot.compile(device="tpu")
+
+
+class _DeviceArray:
+    """An array that says it is in GPU memory (DLPack device type 2), as a CuPy, PyTorch or
+    JAX array on a GPU does."""
+
+    shape = (3, 6)
+
+    def __dlpack__(self, stream=None):
+        raise AssertionError("not to be read")
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+
+def test_a_gpu_array_for_a_function_not_compiled_for_the_gpu_is_refused():
+    robot = casdyn.load_robot("ur5e")
+    with pytest.raises(casdyn.InputError, match=r"not compiled for the GPU.*device='cuda'"):
+        robot.inverse_dynamics(_DeviceArray(), np.zeros(6), np.zeros(6))
