@@ -119,3 +119,26 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.write_line(
             f"example-robot-data, {base} base: casdyn agrees with Pinocchio on {agree} of the "
             f"{len(loaded)} URDFs Pinocchio loads ({len(outcomes) - len(loaded)} it refuses)")
+
+
+# --- the GPU tier: tests marked gpu need an NVIDIA GPU with CuPy; CI has none ---------------
+def pytest_addoption(parser):
+    parser.addoption("--gpu", action="store_true",
+                     help="run the tests marked gpu (an NVIDIA GPU, CuPy and NVRTC needed)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Without --gpu, the gpu tests are deselected (not skipped), and the run says so."""
+    if config.getoption("--gpu"):
+        return
+    gpu = [item for item in items if item.get_closest_marker("gpu")]
+    if gpu:
+        items[:] = [item for item in items if not item.get_closest_marker("gpu")]
+        config.hook.pytest_deselected(items=gpu)
+        config._casdyn_gpu_deselected = len(gpu)
+
+
+def pytest_report_header(config):
+    if not config.getoption("--gpu"):
+        return "tests marked gpu are deselected: pytest --gpu runs them on an NVIDIA GPU"
+    return None

@@ -7,6 +7,8 @@ import os
 import casadi as ca
 
 from ..codegen.robot import compile_robot, export_robot
+from ..codegen.robot_cuda import compile_robot_cuda, export_robot_cuda
+from ..errors import InputError
 from .base import RobotParts
 
 
@@ -52,7 +54,8 @@ class CodegenMethods(RobotParts):
                             prefix, native, progress, batch)
 
     def compile(self, functions=None, *, directory: str | os.PathLike | None = None,
-                progress: bool | None = None, batch: bool | None = None):
+                progress: bool | None = None, batch: bool | None = None,
+                device: str = "cpu"):
         """Compile Functions to C once (cached on disk) and evaluate numbers with them.
 
         From then on numeric calls (single and batched) of those functions run compiled code
@@ -76,9 +79,41 @@ class CodegenMethods(RobotParts):
         False for none. Without ``compile()``, the functions that numeric calls use are
         compiled in the background after a while (:mod:`casdyn.codegen.background`;
         ``CASDYN_COMPILE=0`` turns that off).
+
+        ``device="cuda"`` compiles the functions' CUDA kernels instead, for the NVIDIA GPU
+        at hand (NVRTC, cached; :mod:`casdyn.codegen.cuda`), and from then on their batched
+        calls run on it: inputs may be CuPy arrays or any GPU array with ``__dlpack__``
+        (PyTorch, JAX), read in place, and the outputs are arrays of the same kind on the
+        same device; float32 inputs run the float32 kernels. Batched NumPy inputs are copied
+        over and the results back; single samples stay on the CPU. Without CuPy, NVRTC or a
+        GPU: a :class:`casdyn.DeviceError` that says what is missing (``pip install
+        "casdyn[gpu]"``). The documentation's "GPU" page has the layouts and numbers.
         """
-        compile_robot(self._engine, functions, directory, progress, batch)
+        if device == "cuda":
+            compile_robot_cuda(self._engine, functions, progress)
+        elif device == "cpu":
+            compile_robot(self._engine, functions, directory, progress, batch)
+        else:
+            raise InputError(f"device must be 'cpu' or 'cuda'; got {device!r}")
         return self
+
+    def export_cuda(self, directory: str | os.PathLike, functions=None, *,
+                    prefix: str | None = None, precision: str = "float64",
+                    progress: bool | None = None) -> dict[str, ca.Function]:
+        """Write the CUDA C of Functions for your own CUDA programs: ``<prefix>.cu`` with,
+        per Function, a ``__device__`` function (one sample), a batched ``__global__``
+        kernel (one thread per sample; a Function of more than
+        ``casdyn.sizes.CUDA_STAGE`` instructions runs as several kernels, launched in
+        turn) and a host launcher, and ``<prefix>.h`` declaring the launchers with their
+        parameters. Needs nothing but the CUDA compiler (no casdyn or CasADi headers), and
+        no GPU to write. ``functions`` and the keys as in :meth:`export_c`; every symbol
+        is ``<prefix>_<key>...`` (``prefix`` default: the robot's name); ``precision``:
+        ``"float64"`` or ``"float32"``. Returns key -> the SX ``casadi.Function``. Both
+        files are written or neither. The layout, the strides and an example program:
+        the documentation's "GPU" page.
+        """
+        return export_robot_cuda(self._functions, functions, directory, prefix, precision,
+                                 progress)
 
     @property
     def compiled_functions(self) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ import casadi as ca
 import numpy as np
 
 from .. import arguments
+from ..errors import InputError
 from ..functions.cache import FunctionCache
 from ..functions.inputs import INPUTS
 from ..functions.registry import VECTOR_OUTPUTS, Signature
@@ -34,6 +35,21 @@ BATCH_CHUNK = 4096
 MAPPED_PER_THREAD = 8
 
 _FLOAT64 = np.dtype(float)
+
+
+def _on_device(value) -> bool:
+    """Whether ``value`` is an array on a GPU (CuPy, or PyTorch, JAX, ... through DLPack)
+    rather than NumPy, a list, a number or a CasADi symbol."""
+    if isinstance(value, np.ndarray) or not hasattr(value, "__dlpack_device__"):
+        return hasattr(value, "__cuda_array_interface__")
+    try:
+        return value.__dlpack_device__()[0] in _DLPACK_CUDA
+    except Exception:  # a device that cannot be asked is not a GPU one
+        return False
+
+
+# DLPack's device types of GPU memory: kDLCUDA, kDLCUDAManaged
+_DLPACK_CUDA = (2, 13)
 
 
 class _Workspace(threading.local):
@@ -67,6 +83,9 @@ class NumericEngine:
         # casdyn.runtime.entry
         self._native: dict[tuple, tuple] = {}
         self._workspace = _Workspace()
+        # Function key -> its kernels on the GPU (casdyn.codegen.gpu.GpuFunction), installed
+        # by compile(device="cuda"): batches of device arrays, and NumPy batches, run there
+        self._gpu: dict[tuple, Any] = {}
         # counts the numeric calls of Functions not compiled yet, which it has compiled in the
         # background after a while (casdyn.codegen.background.CallCounter, given by the
         # facade; None: CASDYN_COMPILE=0)
@@ -105,6 +124,11 @@ class NumericEngine:
         self._workspace = _Workspace()  # every thread's evaluators are made anew
         self._entry_points = {}
 
+    def install_gpu(self, keys: list[tuple], functions: list) -> None:
+        """From now on batches of the Functions of ``keys`` run on the GPU, by
+        ``functions`` (one :class:`casdyn.codegen.gpu.GpuFunction` per key)."""
+        self._gpu.update(zip(keys, functions, strict=True))
+
     def call(self, signature: Signature, options: dict | None = None, **values):
         """Check the arguments, fill RST's defaults and evaluate the Function of
         ``signature`` with ``options`` (None: its defaults).
@@ -116,6 +140,8 @@ class NumericEngine:
         absent: the call evaluates the variant without it, whose graph is smaller
         (:attr:`casdyn.functions.inputs.Input.optional`).
         """
+        if any(map(_on_device, values.values())):
+            return self._evaluate_on_device(signature, options, values)
         if self._quaternions:  # before any path, compiled ones included
             for name_q in self._configurations:
                 if values.get(name_q) is not None:
@@ -215,6 +241,11 @@ class NumericEngine:
         shapes = [function.size_out(i) for i in range(function.n_out())]
         vector = [function.name_out(i) in VECTOR_OUTPUTS and shapes[i][1] == 1
                   for i in range(function.n_out())]
+        gpu = self._gpu.get(key)
+        if gpu is not None:
+            batched = [np.ndim(value) > single[name] for name, value in inputs.items()]
+            outputs = gpu(list(inputs.values()), n, batched)
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
         kernel = self._kernels.get(key)
         if kernel is not None:
             return self._evaluate_kernel(kernel, function, inputs, single, n, vector)
@@ -252,6 +283,40 @@ class NumericEngine:
         for i, (out, v) in enumerate(zip(outputs, vector, strict=True)):
             results.append(out if v else out.reshape((n, *function.size_out(i))))
         return results[0] if len(results) == 1 else tuple(results)
+
+    def _evaluate_on_device(self, signature: Signature, options: dict | None, values: dict):
+        """A call with arrays on a GPU (CuPy, PyTorch, JAX): run by the Function's GPU
+        kernels, whose results stay on the device; shapes are checked here, values are not
+        (that would cost a synchronisation per call)."""
+        absent = values.get(signature.optional, 0) is None
+        key, function, _, _ = self._entry(signature, options, absent)
+        gpu = self._gpu.get(key)
+        given = next(name for name, value in values.items() if _on_device(value))
+        if gpu is None:
+            raise InputError(
+                f"{given} is an array on a GPU, but {function.name()} is not compiled for "
+                f"the GPU: call robot.compile([{signature.name!r}], device='cuda') first")
+        inputs, batched, n = [], [], None
+        for name in function.name_in():
+            value = values.get(name)
+            shape = self._shapes[name]
+            got = tuple(getattr(value, "shape", np.shape(value))) if value is not None else ()
+            is_batched = value is not None and len(got) == len(shape) + 1
+            if value is not None and (got[is_batched:] != shape or (
+                    is_batched and n is not None and got[0] != n)):
+                expected = "x".join(map(str, shape))
+                raise InputError(f"{name} must be {expected} or N x {expected} (N samples"
+                                 f"{f', N = {n}' if n is not None else ''}); got "
+                                 f"{'x'.join(map(str, got)) or 'a scalar'}")
+            if is_batched:
+                n = got[0]
+            inputs.append(self._defaults[name] if value is None else value)
+            batched.append(is_batched)
+        if n is None:
+            raise InputError(f"a GPU call evaluates a batch: give {given} a leading "
+                             "dimension N of samples")
+        outputs = gpu(inputs, n, batched)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def _mapped(self, key: tuple, function: ca.Function, size: int) -> NumericEvaluator:
         """This thread's evaluator of ``function`` mapped over ``size`` samples; the
