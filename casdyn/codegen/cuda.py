@@ -49,6 +49,7 @@ from typing import NamedTuple
 import casadi as ca
 
 from .. import sizes
+from ..errors import ExportError
 
 PRECISIONS = {"float64": ("double", "f64"), "float32": ("float", "f32")}
 
@@ -75,7 +76,7 @@ _TRIG = (ca.OP_SIN, ca.OP_COS)
 _IO = (ca.OP_INPUT, ca.OP_OUTPUT, ca.OP_CONST, ca.OP_PARAMETER)
 
 
-class UnsupportedFunction(ValueError):
+class UnsupportedFunction(ExportError):
     """The Function is not one the CUDA source can be written for (not an SX Function, or
     an operation such as a call of another Function)."""
 
@@ -146,10 +147,12 @@ def _instructions(function: ca.Function) -> list[_Instruction]:
         elif op in _OPERATIONS or op in _TRIG or op == ca.OP_INPUT:
             listed.append(_Instruction(op, out[0], args, 0))
         else:
+            what = "a call of another Function (a compiled routine such as the convex " \
+                "distance's GJK/EPA, which has no CUDA form)" if op == ca.OP_CALL else \
+                f"CasADi operation {op}"
             raise UnsupportedFunction(
-                f"{function.name()} has an operation the CUDA source does not write "
-                f"(CasADi operation {op}); only SX Functions of arithmetic and C math "
-                "functions are written")
+                f"{function.name()} has an operation the CUDA source does not write: "
+                f"{what}; only SX Functions of arithmetic and C math functions are written")
     return listed
 
 
