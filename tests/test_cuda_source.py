@@ -24,7 +24,7 @@ def _robot_functions(robot) -> dict[str, ca.Function]:
     """Registered Functions of every kind: dynamics, kinematics, Jacobians, contacts,
     centroidal, identification, both first-order derivatives, an RK4 step."""
     body = robot.body_names[-1]
-    return {
+    functions = {
         "id": robot.function("inverse_dynamics"),
         "fd": robot.function("forward_dynamics"),
         "m": robot.function("mass_matrix"),
@@ -39,6 +39,12 @@ def _robot_functions(robot) -> dict[str, ca.Function]:
                                   contacts=(casdyn.Contact(body, "point", (0.0, 0.0, 0.05)),)),
         "rk4": casdyn.integrators.rk4_step(robot, 0.01),
     }
+    if robot.floating_base:  # an OCP's stage: a contact step of casdyn.ocp, two feet held
+        from casdyn.ocp import ContactModel
+
+        feet = [f"{leg}_FOOT" for leg in ("FL", "FR", "HL", "HR")]
+        functions["ocp_step"] = ContactModel(robot, feet, dt=0.01).step((1, 0, 0, 1))
+    return functions
 
 
 def _build(functions: dict[str, ca.Function], folder: Path, stage: int | None = None) -> tuple:
@@ -127,6 +133,7 @@ def emulated(request, tmp_path_factory):
     return robot, functions, parts, lib
 
 
+@pytest.mark.slow  # compiles every kind of Function's kernels as C++
 def test_every_kind_of_function_agrees_with_casadi_in_float64(emulated):
     _, functions, parts, lib = emulated
     rng = np.random.default_rng(1)
@@ -140,6 +147,7 @@ def test_every_kind_of_function_agrees_with_casadi_in_float64(emulated):
     assert staged >= 2  # the derivatives went through the scratch between stages
 
 
+@pytest.mark.slow  # compiles every kind of Function's kernels as C++
 def test_layouts_shared_and_absent_inputs_and_dense_outputs(emulated):
     _, functions, parts, lib = emulated
     function, part = functions["dfd"], parts["dfd"]
@@ -159,6 +167,7 @@ def test_layouts_shared_and_absent_inputs_and_dense_outputs(emulated):
         assert _relative(actual, full.reshape(n, -1)) <= F64
 
 
+@pytest.mark.slow  # compiles every kind of Function's kernels as C++
 def test_float32_kernels_agree_to_single_precision(emulated):
     _, functions, parts, lib = emulated
     rng = np.random.default_rng(3)

@@ -79,7 +79,14 @@ def _check(result: int, what: str) -> None:
         raise DeviceError(f"NVRTC {what} failed: {message}")
 
 
-def _compile(source: str, name: str, arch: str, options: tuple[str, ...]) -> bytes:
+def resources(source: str, name: str, arch: str) -> str:
+    """What the assembler says of each kernel of ``source`` for ``arch``: registers, spill
+    stores and loads, stack frame (NVRTC's log with ``--ptxas-options=-v``)."""
+    return _compile(source, name, arch, ("--ptxas-options=-v",), log=True)[1]
+
+
+def _compile(source: str, name: str, arch: str, options: tuple[str, ...],
+             log: bool = False):
     lib = library()
     program = ctypes.c_void_p()
     _check(lib.nvrtcCreateProgram(ctypes.byref(program), source.encode(), name.encode(),
@@ -88,13 +95,15 @@ def _compile(source: str, name: str, arch: str, options: tuple[str, ...]) -> byt
         flags = [*OPTIONS, f"--gpu-architecture={arch}", *options]
         array = (ctypes.c_char_p * len(flags))(*(f.encode() for f in flags))
         result = lib.nvrtcCompileProgram(program, len(flags), array)
-        if result != 0:
+        if result != 0 or log:
             size = ctypes.c_size_t()
             lib.nvrtcGetProgramLogSize(program, ctypes.byref(size))
-            log = ctypes.create_string_buffer(size.value)
-            lib.nvrtcGetProgramLog(program, log)
-            text = log.value.decode(errors="replace").strip()
-            raise DeviceError(f"NVRTC could not compile {name} for {arch}:\n{text[-4000:]}")
+            buffer = ctypes.create_string_buffer(size.value)
+            lib.nvrtcGetProgramLog(program, buffer)
+            text = buffer.value.decode(errors="replace").strip()
+            if result != 0:
+                raise DeviceError(f"NVRTC could not compile {name} for {arch}:\n"
+                                  f"{text[-4000:]}")
         machine_code = arch.startswith("sm_")
         get_size, get = (lib.nvrtcGetCUBINSize, lib.nvrtcGetCUBIN) if machine_code else \
             (lib.nvrtcGetPTXSize, lib.nvrtcGetPTX)
@@ -102,7 +111,7 @@ def _compile(source: str, name: str, arch: str, options: tuple[str, ...]) -> byt
         _check(get_size(program, ctypes.byref(size)), "reading the result's size")
         out = ctypes.create_string_buffer(size.value)
         _check(get(program, out), "reading the result")
-        return out.raw
+        return (out.raw, text) if log else out.raw
     finally:
         lib.nvrtcDestroyProgram(ctypes.byref(program))
 
