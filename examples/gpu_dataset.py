@@ -4,10 +4,11 @@ A learned dynamics model, a sampling-based MPC or an identification on large log
 dynamics on many states. Here every state (uniform within the joint limits, normal rates and
 accelerations) gets its inverse dynamics ``tau``, the forward dynamics of that ``tau`` (which
 must give back the acceleration: the check printed) and the inverse-dynamics derivatives, in
-chunks of :data:`CHUNK` samples that never leave the GPU. The first :data:`SAVED` states are saved to
-``examples_output/gpu_dataset.npz``; all are reduced to the round-trip error, as a
-program that trains on them would consume them instead. Without a GPU (or without CuPy)
-the same program runs on the CPU, in the compiled SIMD batches, on fewer states.
+chunks of :data:`CHUNK` samples that never leave the GPU. The first :data:`SAVED` states are
+saved to ``examples_output/gpu_dataset.npz``; all are reduced to the round-trip error, as a
+program that trains on them would consume them instead. Without a GPU (or without CuPy) the
+same program runs on the CPU, in the compiled SIMD batches, on fewer states. On an H100 the
+1e8 states take about a second.
 
 Needs ``pip install "casdyn[gpu]"`` for the GPU. Run:
     python examples/gpu_dataset.py [--states 100000000] [--out DIR] [--cpu]

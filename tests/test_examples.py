@@ -199,3 +199,31 @@ def _assert_playable(path, robot, forces: bool) -> None:
         weight = robot.mass * -robot.gravity[2]
         held = shaped.forces[:, :, 2].sum(axis=1)
         assert np.all(held >= -1e-6) and held.max() > weight
+
+
+def test_gpu_dataset_falls_back_to_the_cpu_and_saves_true_labels(tmp_path):
+    out = run("gpu_dataset.py", "--cpu", "--states", "30000", "--out", str(tmp_path))
+    assert "30,000 states on the CPU" in out
+    worst = float(re.search(r"gives back qdd within ([\d.e+-]+)", out).group(1))
+    assert worst < 1e-9  # forward dynamics undoes inverse dynamics
+    robot = casdyn.load_robot("ur5e")
+    with np.load(tmp_path / "gpu_dataset.npz") as data:
+        assert data["q"].shape == (10_000, 6)
+        q, qd, qdd = data["q"][:4], data["qd"][:4], data["qdd"][:4]
+        np.testing.assert_allclose(data["tau"][:4], robot.inverse_dynamics(q, qd, qdd),
+                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(data["M"][0], robot.mass_matrix(q[0]), rtol=1e-12,
+                                   atol=1e-12)
+        low, high = robot.position_limits
+        assert np.all((data["q"] >= low) & (data["q"] <= high))
+
+
+def test_cuda_export_writes_a_program_s_kernels(tmp_path):
+    out = run("cuda_export.py", str(tmp_path))
+    assert (tmp_path / "ur5e.cu").is_file()
+    header = (tmp_path / "ur5e.h").read_text()
+    assert "ur5e_inverse_dynamics_f64_launch" in header
+    # without nvcc it says how to build; with nvcc and no GPU, that it built and cannot run;
+    # with both, that the GPU's torques agree with the CPU's (tests/test_gpu.py)
+    assert ("nvcc -O3" in out or "cannot run here" in out or
+            "agrees with casdyn's CPU result" in out)
