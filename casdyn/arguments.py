@@ -36,8 +36,10 @@ def _numeric(value, name: str) -> np.ndarray:
         what = {"c": "complex numbers", "U": "strings", "S": "bytes"}.get(
             array.dtype.kind, f"{type(value).__name__} of {array.dtype} values")
         raise InputError(f"{name} must be real numbers, got {what}")
-    array = array.astype(float)
-    if not np.all(np.isfinite(array)):
+    # no copy of a float array (the callers only read it: a copy cost a batch call as much
+    # as its compiled evaluation)
+    array = array.astype(float, copy=False)
+    if not np.isfinite(array).all():
         bad = np.argwhere(~np.isfinite(array))[0].tolist()
         raise InputError(f"{name} must be finite; element {bad} is {array[tuple(bad)]}")
     return array

@@ -140,7 +140,9 @@ class NumericEngine:
         absent: the call evaluates the variant without it, whose graph is smaller
         (:attr:`casdyn.functions.inputs.Input.optional`).
         """
-        if any(map(_on_device, values.values())):
+        # GPU arrays are looked for only once compile(device="cuda") installed kernels (the
+        # look costs ~1 us a call); before that, check() names a GPU array's problem
+        if self._gpu and any(map(_on_device, values.values())):
             return self._evaluate_on_device(signature, options, values)
         if self._quaternions:  # before any path, compiled ones included
             for name_q in self._configurations:
@@ -342,6 +344,10 @@ class NumericEngine:
         """``value`` of the input ``name`` checked (shape, type, finite), or its default."""
         if value is None:
             return self._defaults[name]
+        if _on_device(value):
+            raise InputError(
+                f"{name} is an array on a GPU, but no function of this robot is compiled for "
+                "the GPU: call robot.compile([...], device='cuda') first")
         shape = self._shapes[name]
         if len(shape) == 2:
             return arguments.matrix(value, name, shape)
