@@ -245,13 +245,41 @@ def export_time() -> str:
     return table(["floating TALOS: ID, FD, M, C qd, g, C qd + g, d(ID), d(FD)", "value"], rows)
 
 
+def over_batch_sizes(rounds: int, cache: Path) -> str:
+    """The public batched call against the SIMD kernel it runs, N = 1e3 to 1e6 (UR5e): the
+    kernel on one thread and split as the call splits it, and the call itself (argument
+    checks, output arrays and the thread split included)."""
+    robot = casdyn.load_robot("ur5e")
+    robot.compile([(f, o) for _, f, o in FUNCTIONS[:3]], directory=cache, progress=False,
+                  batch=True)
+    rng = np.random.default_rng(0)
+    rows = []
+    for label, function, options in FUNCTIONS[:3]:
+        kernel = robot._engine._kernels[robot._functions.key(function, **options)]
+        call = getattr(robot, function)
+        for n in (1_000, 10_000, 100_000, 1_000_000):
+            args = (rng.uniform(-3, 3, (n, 6)), *rng.normal(size=(2, n, 6)))[
+                :1 if label == "M" else 3]
+            flat = [np.ascontiguousarray(a) for a in args]
+            number = max(1, 20_000 // n)
+            times = medians({"one": lambda k=kernel, f=flat, n=n: k(f, n, threads=1, dense=True),
+                             "split": lambda k=kernel, f=flat, n=n: k(f, n, dense=True),
+                             "call": lambda c=call, a=args: c(*a)}, number, rounds)
+            one, split, public = (times[k] / n * 1e9 for k in ("one", "split", "call"))
+            rows.append([label, f"{n:.0e}", f"{one:.1f}", f"{split:.1f}", f"{public:.1f}",
+                         f"{public / min(one, split):.2f}"])
+    return table(["UR5e fn", "N", "kernel, 1 thread [ns]", "kernel, split as the call "
+                  "splits [ns]", "robot.fn(batch) [ns]", "call / faster kernel"], rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds, the UR5e only")
-    parser.add_argument("--section", choices=["batches", "default", "export"], action="append")
+    parser.add_argument("--section", choices=["batches", "sizes", "default", "export"],
+                        action="append")
     args = parser.parse_args()
     rounds = 5 if args.quick else 15
-    sections = args.section or ["batches", "default", "export"]
+    sections = args.section or ["batches", "sizes", "default", "export"]
     names = ["UR5e"] if args.quick else list(robots())
     measured = []
     for section in sections:
@@ -260,6 +288,11 @@ def main() -> None:
                      f"{rounds} interleaved rounds)")
             with tempfile.TemporaryDirectory(prefix="casdyn-throughput-") as cache:
                 body = batches(names, rounds, Path(cache))
+        elif section == "sizes":
+            title = ("Batched calls against their kernel over N (UR5e; medians of "
+                     f"{rounds} interleaved rounds)")
+            with tempfile.TemporaryDirectory(prefix="casdyn-throughput-") as cache:
+                body = over_batch_sizes(rounds, Path(cache))
         elif section == "default":
             title = "Compiled speed by default (no compile() call)"
             body = default_speed(rounds)

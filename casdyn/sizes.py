@@ -25,6 +25,13 @@ BATCH_OPTIMISED_AS = LARGE  # the batched C is compiled as a file of at least th
 BATCHED_BY_DEFAULT = LARGE  # <=: compile() writes the batched C (codegen.robot)
 BACKGROUND_LARGEST = LARGE  # <=: numeric calls compile in the background (codegen.background)
 
+# Instructions times samples each thread of a batch gets at least (runtime.batch; about 0.3 ms
+# of work on one core): on a busy machine a thread may wait for a core, and the batch for its
+# slowest thread (UR5e ID, 20,000 samples on two threads of a loaded 2-core machine: median 48
+# against 36 ns per sample on one, with outliers of 320). Batches below twice this run in the
+# calling thread, straight from the compiled entry point (runtime/entry.c)
+BATCH_WORK_PER_THREAD = 8_000_000
+
 # C statements (not instructions): the length from which a function of a portable library
 # is cut into parts (codegen.split), and the parts' length
 SPLIT_FROM = 12_000

@@ -89,7 +89,8 @@ def compile_functions(
     batches = [(f"{f.name()}_batch", sx) for f, sx in zip(functions, batched, strict=True)
                if sx is not None]
     include = entry.include_flags() if vector_outputs is not None else None
-    appended = entry.source(functions, vector_outputs) if include is not None else None
+    appended = entry.source(functions, vector_outputs, batched) if include is not None \
+        else None
     # the outside headers the entry point includes are part of its C text
     headers = [f"python {sys.version}", f"numpy {np.__version__}"] if include else []
     basename = identifier(name, "casdyn")

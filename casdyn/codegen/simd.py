@@ -18,7 +18,9 @@ same input, ``arg[i] == NULL`` an input of zeros; ``stride == NULL`` means every
 batched and contiguous (``stride[i]`` = the input's number of nonzeros). Output ``j`` of
 sample ``k`` is written to ``res[j] + k * nnz_out(j)`` in the same order (``res[j] ==
 NULL``: not written). In NumPy terms, C-ordered ``(n, nnz)`` arrays in and out. Returns 0
-(1 if its scratch space could not be allocated). The function keeps no state: calls on
+(1 if its scratch space could not be allocated, 2 if an input holds a NaN or an infinity:
+the check is part of reading the inputs, so a batch is read once; the outputs are then
+incomplete). The function keeps no state: calls on
 disjoint outputs may run in parallel threads. Its twin ``<symbol>_dense`` (same arguments)
 writes each output dense and row-major instead, structural zeros included: output ``j`` of
 sample ``k`` at ``res[j] + k * rows * cols`` — NumPy's C-ordered ``(n, rows, cols)``.
@@ -260,6 +262,7 @@ static int {symbol}_run(const double** arg, const long long* stride, double** re
   size_t bytes = ({in_total} + {out_total}) * sizeof(casdyn_v);
   casdyn_v *x, *o;
   double *xd, *od;
+  int bad = 0;
   if (n <= 0) return 0;
   x = (casdyn_v*)aligned_alloc(sizeof(casdyn_v), bytes);
   if (!x) return 1;
@@ -269,7 +272,10 @@ static int {symbol}_run(const double** arg, const long long* stride, double** re
   /* inputs that are the same for every sample (zeros, shared) are laid out once */
   for (i = 0, j = 0; i < {in_count}; j += nnz_in[i], ++i)
     if (!arg[i] || s[i] == 0)
-      for (k = 0; k < nnz_in[i] * W; ++k) xd[j * W + k] = arg[i] ? arg[i][k / W] : 0.0;
+      for (k = 0; k < nnz_in[i] * W; ++k) {{
+        xd[j * W + k] = arg[i] ? arg[i][k / W] : 0.0;
+        bad |= !isfinite(xd[j * W + k]);
+      }}
   for (k = 0; k < n; k += W) {{
     m = n - k < W ? n - k : W;
     for (l = 0; l < W; ++l) lane[l] = k + (l < m ? l : m - 1); /* padding repeats the last */
@@ -279,8 +285,12 @@ static int {symbol}_run(const double** arg, const long long* stride, double** re
       if (!p || si == 0) continue;
       /* nonzero by nonzero, the lanes' W reads from W rows, one contiguous write */
       for (c = 0; c < nnz_in[i]; ++c)
-        for (l = 0; l < W; ++l) xd[(j + c) * W + l] = p[lane[l] * si + c];
+        for (l = 0; l < W; ++l) {{
+          xd[(j + c) * W + l] = p[lane[l] * si + c];
+          bad |= !isfinite(xd[(j + c) * W + l]);
+        }}
     }}
+    if (bad) break; /* a NaN or an infinity in the inputs: no result, status 2 */
     {symbol}_block(x, o);
     for (i = 0, j = 0; i < {out_count}; j += nnz_out[i], ++i) {{
       double* p = res[i];
@@ -299,7 +309,7 @@ static int {symbol}_run(const double** arg, const long long* stride, double** re
     }}
   }}
   free(x);
-  return 0;
+  return bad ? 2 : 0;
 }}
 
 int {symbol}(const double** arg, const long long* stride, double** res, long long n) {{

@@ -17,11 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 import casadi as ca
 import numpy as np
 
+from .. import sizes
+
 # A batch is split across threads where each thread gets at least this many instructions
-# times samples (about 0.3 ms of work on one core): on a busy machine a thread may wait for
-# a core, and the batch for its slowest thread (UR5e ID, 20,000 samples on two threads of a
-# loaded 2-core machine: median 48 against 36 ns per sample on one, with outliers of 320)
-WORK_PER_THREAD = 8_000_000
+# times samples (measurements: casdyn.sizes.BATCH_WORK_PER_THREAD)
+WORK_PER_THREAD = sizes.BATCH_WORK_PER_THREAD
 
 _DOUBLE_P = ctypes.POINTER(ctypes.c_double)
 _pool: ThreadPoolExecutor | None = None
@@ -36,6 +36,11 @@ def _threads() -> ThreadPoolExecutor:
             _pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
                                        thread_name_prefix="casdyn-batch")
         return _pool
+
+
+class NonFiniteInput(Exception):
+    """An input of the batch holds a NaN or an infinity (found by the kernel as it reads
+    them); the caller's checked path then says which."""
 
 
 class BatchKernel:
@@ -90,5 +95,8 @@ class BatchKernel:
                         for a, s in zip(inputs, strides, strict=True)] or [0], dtype=np.uintp)
         res = np.array([o.ctypes.data + 8 * start * o.shape[1] for o in outputs] or [0],
                        dtype=np.uintp)
-        if entry(arg.ctypes.data, stride.ctypes.data, res.ctypes.data, stop - start) != 0:
+        status = entry(arg.ctypes.data, stride.ctypes.data, res.ctypes.data, stop - start)
+        if status == 2:
+            raise NonFiniteInput
+        if status != 0:
             raise MemoryError("the batched evaluation could not allocate its scratch space")

@@ -13,6 +13,8 @@
  * a Python float or int. Outputs come back as fresh C-ordered arrays, 1-D for the outputs
  * the table marks as vectors. Anything else (another dtype or shape, a list, a non-finite
  * number) returns None, and the caller takes its checked path, which gives the precise error.
+ * A batch of samples (a leading dimension N) runs on the library's batched entry point where
+ * the function has one (casdyn_evaluate_batch), in this thread while the batch is small.
  *
  * Thread safety: every buffer of a call lives on its stack (or is allocated for that call);
  * the generated functions keep no state. Large functions run without the GIL.
@@ -34,6 +36,10 @@ typedef struct {
   casadi_int n_in, n_out;
   const char* vector_out; /* '1' for each output returned 1-D */
   int release_gil;
+  /* the batched entry point's dense form (casdyn.codegen.simd), or NULL, and the
+     function's instructions (its work per sample) */
+  int (*batch)(const double** arg, const long long* stride, double** res, long long n);
+  long long instructions;
 } casdyn_entry;
 
 static const casdyn_entry casdyn_entries[] = CASDYN_ENTRIES;
@@ -104,6 +110,112 @@ static int casdyn_read(PyObject* obj, casadi_int nrow, casadi_int ncol, casadi_r
   for (r = 0; r < n; ++r)
     if (!isfinite(dest[r])) return 0;
   return 1;
+}
+
+/* A batch of N samples on the batched entry point, in this thread: every input a C-ordered
+   float64 array, (N, rows) for a column or (rows,) shared by all samples (a matrix only
+   shared: (rows, cols)); outputs (N, rows) for vectors, else (N, rows, cols). None for
+   anything else, a non-finite number (the kernel finds it as it reads the inputs), or a
+   batch large enough for several threads
+   (CASDYN_SERIAL_WORK instructions times samples; casdyn.runtime.batch splits those). */
+#ifndef CASDYN_SERIAL_WORK
+#define CASDYN_SERIAL_WORK 16000000LL
+#endif
+static PyObject* casdyn_evaluate_batch(const casdyn_entry* e, const casdyn_layout* lay,
+                                       PyObject* values, PyObject* defaults) {
+  const double* arg[CASDYN_STACK_POINTERS];
+  double* res[CASDYN_STACK_POINTERS];
+  long long stride[CASDYN_STACK_POINTERS];
+  PyObject* inputs[CASDYN_STACK_POINTERS];
+  PyObject *result = NULL, *outputs[CASDYN_STACK_POINTERS];
+  casadi_int i, nrow, ncol, shared_size = 0;
+  const casadi_int *colind, *row;
+  npy_intp n = -1, dims[3];
+  double *shared = NULL, *at;
+  int status;
+  if (!e->batch || e->n_in > CASDYN_STACK_POINTERS || e->n_out > CASDYN_STACK_POINTERS)
+    Py_RETURN_NONE;
+  for (i = 0; i < e->n_in; ++i) {
+    PyObject* value = PyDict_GetItemWithError(values, lay->names[i]);
+    PyArrayObject* a;
+    if (!value && PyErr_Occurred()) return NULL;
+    if (!value || value == Py_None) value = PyTuple_GET_ITEM(defaults, i);
+    inputs[i] = value;
+    casdyn_sparsity(e->sparsity_in(i), &nrow, &ncol, &colind, &row);
+    if (colind || !PyArray_CheckExact(value)) Py_RETURN_NONE;
+    a = (PyArrayObject*)value;
+    if (PyArray_TYPE(a) != NPY_DOUBLE || !PyArray_ISNOTSWAPPED(a) ||
+        !PyArray_IS_C_CONTIGUOUS(a))
+      Py_RETURN_NONE;
+    if (ncol == 1 && PyArray_NDIM(a) == 2 && PyArray_DIMS(a)[1] == nrow) {
+      if (n >= 0 && PyArray_DIMS(a)[0] != n) Py_RETURN_NONE; /* the checked path says so */
+      n = PyArray_DIMS(a)[0];
+      stride[i] = (long long)nrow;
+    } else if ((ncol == 1 && PyArray_NDIM(a) == 1 && PyArray_DIMS(a)[0] == nrow) ||
+               (ncol > 1 && PyArray_NDIM(a) == 2 && PyArray_DIMS(a)[0] == nrow &&
+                PyArray_DIMS(a)[1] == ncol)) {
+      stride[i] = 0;
+      if (ncol > 1) shared_size += nrow * ncol;
+    } else {
+      Py_RETURN_NONE;
+    }
+  }
+  if (n <= 0 || (long long)n * e->instructions > CASDYN_SERIAL_WORK) Py_RETURN_NONE;
+  if (shared_size) {
+    shared = PyMem_RawMalloc(shared_size * sizeof(double));
+    if (!shared) return PyErr_NoMemory();
+  }
+  at = shared;
+  for (i = 0; i < e->n_in; ++i) {
+    const double* data = (const double*)PyArray_DATA((PyArrayObject*)inputs[i]);
+    casdyn_sparsity(e->sparsity_in(i), &nrow, &ncol, &colind, &row);
+    if (ncol > 1) { /* a shared matrix, NumPy's rows to CasADi's columns */
+      casadi_int r, c;
+      for (c = 0; c < ncol; ++c)
+        for (r = 0; r < nrow; ++r) at[c * nrow + r] = data[r * ncol + c];
+      arg[i] = at;
+      at += nrow * ncol;
+    } else {
+      arg[i] = data;
+    }
+  }
+  for (i = 0; i < e->n_out; ++i) outputs[i] = NULL;
+  for (i = 0; i < e->n_out; ++i) {
+    casdyn_sparsity(e->sparsity_out(i), &nrow, &ncol, &colind, &row);
+    dims[0] = n;
+    dims[1] = (npy_intp)nrow;
+    dims[2] = (npy_intp)ncol;
+    outputs[i] = PyArray_SimpleNew(e->vector_out[i] == '1' && ncol == 1 ? 2 : 3, dims,
+                                   NPY_DOUBLE);
+    if (!outputs[i]) goto done;
+    res[i] = (double*)PyArray_DATA((PyArrayObject*)outputs[i]);
+  }
+  Py_BEGIN_ALLOW_THREADS
+  status = e->batch(arg, stride, res, (long long)n);
+  Py_END_ALLOW_THREADS
+  if (status == 2) { /* a NaN or an infinity in the inputs: the checked path says where */
+    result = Py_None;
+    Py_INCREF(result);
+    goto done;
+  }
+  if (status) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  if (e->n_out == 1) {
+    result = outputs[0];
+    outputs[0] = NULL;
+  } else {
+    result = PyTuple_New((Py_ssize_t)e->n_out);
+    for (i = 0; result && i < e->n_out; ++i) {
+      PyTuple_SET_ITEM(result, (Py_ssize_t)i, outputs[i]);
+      outputs[i] = NULL;
+    }
+  }
+done:
+  for (i = 0; i < e->n_out; ++i) Py_XDECREF(outputs[i]);
+  if (shared) PyMem_RawFree(shared);
+  return result;
 }
 
 /* A fresh C-ordered array of output `i` from its nonzeros. */
@@ -196,8 +308,8 @@ static PyObject* casdyn_evaluate(PyObject* self, PyObject* const* args, Py_ssize
     if (!value || value == Py_None) value = PyTuple_GET_ITEM(defaults, i);
     casdyn_sparsity(e->sparsity_in(i), &nrow, &ncol, &colind, &row);
     if (colind || !casdyn_read(value, nrow, ncol, in)) {
-      result = Py_None; /* not an argument taken here: the caller's checked path */
-      Py_INCREF(result);
+      /* a batch, or not an argument taken here (None: the caller's checked path) */
+      result = casdyn_evaluate_batch(e, lay, values, defaults);
       goto done;
     }
     arg[i] = in;

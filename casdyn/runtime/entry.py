@@ -13,7 +13,7 @@ import importlib.machinery
 import importlib.util
 import sys
 import sysconfig
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -39,19 +39,31 @@ def include_flags() -> tuple[str, ...] | None:
     return (f"-I{python}", f"-I{numpy}", *lookup)
 
 
-def source(functions: list[ca.Function], vector_outputs: Collection[str]) -> str:
+def source(functions: list[ca.Function], vector_outputs: Collection[str],
+           batched: Sequence[ca.Function | None] | None = None) -> str:
     """The C of the entry point for ``functions`` (under their C names), to append to the C
-    that CasADi generated for them."""
-    rows = []
-    for f in functions:
+    that CasADi generated for them. ``batched``: per function, the SX Function whose
+    batched entry point ``<name>_batch`` the library holds (:mod:`casdyn.codegen.simd`), or
+    None; a batch call runs on it."""
+    rows, prototypes = [], []
+    for k, f in enumerate(functions):
         name = f.name()
         vector = "".join("1" if f.name_out(i) in vector_outputs else "0"
                          for i in range(f.n_out()))
         release = int(f.is_a("SXFunction") and f.n_instructions() > sizes.RELEASE_GIL)
+        sx = batched[k] if batched else None
+        batch = f"{name}_batch_dense" if sx is not None else "NULL"
+        if sx is not None:
+            prototypes.append(f"int {batch}(const double** arg, const long long* stride, "
+                              "double** res, long long n);")
+        work = max(sx.n_instructions(), 1) if sx is not None else 1
         rows.append(f"  {{{name}, {name}_work, {name}_sparsity_in, {name}_sparsity_out, "
-                    f"{name}_name_in, {f.n_in()}, {f.n_out()}, \"{vector}\", {release}}}")
+                    f"{name}_name_in, {f.n_in()}, {f.n_out()}, \"{vector}\", {release}, "
+                    f"{batch}, {work}LL}}")
     table = "#define CASDYN_ENTRIES { \\\n" + ", \\\n".join(rows) + " \\\n}\n"
-    return f"\n/* casdyn entry point */\n{table}{SOURCE.read_text()}"
+    serial = f"#define CASDYN_SERIAL_WORK {2 * sizes.BATCH_WORK_PER_THREAD}LL\n"
+    return (f"\n/* casdyn entry point */\n{''.join(p + chr(10) for p in prototypes)}{table}"
+            f"{serial}{SOURCE.read_text()}")
 
 
 def load(path: Path) -> ModuleType:
