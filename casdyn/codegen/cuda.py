@@ -42,7 +42,6 @@ default) and the device's sin and cos (within 2 units in the last place, CUDA's 
 
 from __future__ import annotations
 
-import math
 import re
 from typing import NamedTuple
 
@@ -50,6 +49,7 @@ import casadi as ca
 
 from .. import sizes
 from ..errors import ExportError
+from .simd import literal, substitute
 
 PRECISIONS = {"float64": ("double", "f64"), "float32": ("float", "f32")}
 
@@ -119,12 +119,8 @@ def supported(function: ca.Function) -> bool:
 
 
 def _literal(value: float) -> str:
-    """``value`` as an exact C++ literal of the precision T (hexadecimal floating point)."""
-    if math.isnan(value):
-        return "T(NAN)"
-    if math.isinf(value):
-        return "T(INFINITY)" if value > 0 else "T(-INFINITY)"
-    return f"T({value.hex()})"
+    """``value`` as an exact C++ literal of the precision T."""
+    return f"T({literal(value)})"
 
 
 class _Instruction(NamedTuple):
@@ -218,7 +214,7 @@ def _statements(listed: list[_Instruction], start: int, stop: int, loads: dict,
             value = f"{'sin' if ins.op == ca.OP_SIN else 'cos'}({operands[0]})"
         else:
             names = {"x": operands[0], "y": operands[1] if len(operands) > 1 else ""}
-            value = _substitute(_OPERATIONS[ins.op], names)
+            value = substitute(_OPERATIONS[ins.op], names)
         body.append(f"  w{ins.target} = {value};")
         if k in stores:
             body.append(f"  m.set({stores[k]}, w{ins.target});")
@@ -356,17 +352,6 @@ def _emulation(symbol: str, suffix: str, real: str, stages: int,
         f"extern \"C\" void {symbol}_{suffix}_emulate({_declare(params, real)}) {{\n"
         "  long long k;\n  blockDim.x = 1;\n  threadIdx.x = 0;\n"
         f"{launches}}}\n#endif\n")
-
-
-def _substitute(expression: str, names: dict[str, str]) -> str:
-    """``expression`` with its operands ``x`` and ``y`` (single letters) renamed."""
-    out = []
-    for i, c in enumerate(expression):
-        before = expression[i - 1] if i > 0 else " "
-        after = expression[i + 1] if i + 1 < len(expression) else " "
-        alone = not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_")
-        out.append(names.get(c, c) if c in "xy" and alone else c)
-    return "".join(out)
 
 
 _STAGE = """\

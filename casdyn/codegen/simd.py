@@ -87,7 +87,7 @@ def supported(function: ca.Function) -> bool:
     return all(function.instruction_id(k) in known for k in range(function.n_instructions()))
 
 
-def _literal(value: float) -> str:
+def literal(value: float) -> str:
     """``value`` as an exact C literal (hexadecimal floating point)."""
     if math.isnan(value):
         return "NAN"
@@ -133,14 +133,14 @@ def source(function: ca.Function, symbol: str, width: int = WIDTH) -> str:
         if op == ca.OP_INPUT:
             body.append(f"  w{target} = x[{in_offset[args[0]] + args[1]}];")
         elif op == ca.OP_CONST:
-            value = _literal(function.instruction_constant(k))
+            value = literal(function.instruction_constant(k))
             body.append(f"  w{target} = (casdyn_v){{{', '.join([value] * width)}}};")
         elif op in _VECTOR:
             names = {"x": f"w{args[0]}", "y": f"w{args[1]}" if len(args) > 1 else ""}
-            body.append(f"  w{target} = {_substitute(_VECTOR[op], names)};")
+            body.append(f"  w{target} = {substitute(_VECTOR[op], names)};")
         elif op in _LANE:
             names = {"x": f"w{args[0]}[l]", "y": f"w{args[1]}[l]" if len(args) > 1 else ""}
-            body.append(f"  LANES(w{target}, {_substitute(_LANE[op], names)});")
+            body.append(f"  LANES(w{target}, {substitute(_LANE[op], names)});")
         else:
             raise UnsupportedOperation(
                 f"{function.name()} has an operation the batched C does not write "
@@ -218,7 +218,7 @@ static inline void casdyn_sincos(casdyn_v original, casdyn_v* sin_x, casdyn_v* c
 """
 
 
-def _substitute(expression: str, names: dict[str, str]) -> str:
+def substitute(expression: str, names: dict[str, str]) -> str:
     """``expression`` with its operands ``x`` and ``y`` (single letters) renamed."""
     return "".join(names.get(c, c) if c in "xy" and _alone(expression, i) else c
                    for i, c in enumerate(expression))
