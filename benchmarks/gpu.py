@@ -11,7 +11,8 @@ and float32); its public call on CuPy arrays and on NumPy arrays (copies both wa
 on one CPU thread at the smallest N. Medians after a warm-up; the GPU's results are first
 compared with CasADi's on the CPU. Laid out for a time budget (--max-seconds): worker processes
 compile every kernel (NVRTC, a fresh cache) and casdyn's C while a child process times MJX and
-adam for at most half the budget; then casdyn runs alone on the GPU. What is not measured (no
+adam for at most --peer-share of the budget (a full run of the peers: ``--max-seconds 900
+--peer-share 0.7``); then casdyn runs alone on the GPU. What is not measured (no
 GPU, a peer missing, the budget spent, ...) is "—" with the reason in a footnote.
 """
 
@@ -321,7 +322,7 @@ def run_peers(results: Results, jobs: list, functions: list[str], sizes: list[in
         if child.is_alive():
             for label in labels:
                 results.reasons.setdefault((label, job[0]), f"{label}: stopped at the end of "
-                                           "this robot's share of half of --max-seconds")
+                                           "this robot's share of --peer-share of --max-seconds")
             child.terminate()
         elif child.exitcode:
             for label in labels:
@@ -536,6 +537,9 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--talos", help="TALOS's URDF (default: example-robot-data's)")
     parser.add_argument("--max-seconds", type=float, default=240.0, help="the time budget")
     parser.add_argument("--mjx-f64", action="store_true", help="MJX in float64 too")
+    parser.add_argument("--peer-share", type=float, default=0.5,
+                        help="the part of --max-seconds MJX and adam get (JAX start-up and jit: "
+                             "5-6 s for MJX's inverse dynamics on an H100)")
     parser.add_argument("--out", type=Path, default=HERE / "gpu_results.md")
     args = parser.parse_args()
     args.sizes = sorted(args.sizes or (SIZES[:1] if args.quick else SIZES))
@@ -574,7 +578,7 @@ def main() -> None:
             jobs = [(name, *urdfs[name], [j for j in r.joint_names if j != "floating_base"],
                      r.nq, r.nv) for name, r in robots.items()]
             run_peers(results, jobs, args.functions, args.sizes, args.labels,
-                      started + args.max_seconds / 2)
+                      started + args.max_seconds * args.peer_share)
         for name, robot in robots.items():
             deadline = started + args.max_seconds
             host = random_inputs(robot.nq, robot.nv, urdfs[name][1], max(args.sizes), seed=1)
