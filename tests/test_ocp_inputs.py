@@ -327,3 +327,24 @@ def test_progress_must_be_true_false_or_none(tmp_path):
     x = ca.SX.sym("x")
     with raises("progress must be True, False or None, got 'yes'"):
         compiled(ca.Function("ocp_id", [x], [x]), directory=tmp_path, progress="yes")
+
+
+def test_iterate_reports_what_hpipm_did(model, cost, rti):
+    rti.initialize(rti.X, rti.U)
+    assert rti.iterate(**iterate_arguments(model, cost, rti))
+    assert rti.status.startswith("HPIPM: ") and "iterations" in rti.status
+
+
+def test_a_diverged_plan_is_reported_and_kept_not_handed_to_hpipm(model, cost, rti):
+    """A plan whose QP data overflow (here velocities of 1e200) used to reach HPIPM, whose
+    assertion on NaN bounds ends the process; now the call returns False, warns, and the
+    plan stays as it was."""
+    X, U = rti.X.copy(), rti.U.copy()
+    diverged = X.copy()
+    diverged[model.nq:, :] = 1e200
+    rti.initialize(diverged, U)
+    with pytest.warns(casdyn.ConvergenceWarning, match="not finite: the plan diverged"):
+        assert rti.iterate(**iterate_arguments(model, cost, rti)) is False
+    assert "diverged" in rti.status
+    assert np.array_equal(rti.X, diverged) and np.array_equal(rti.U, U)
+    rti.initialize(X, U)

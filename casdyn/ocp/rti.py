@@ -22,19 +22,24 @@ violation rather than forbidding it, and keeps the optimum a little inside the c
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Sequence
 
 import casadi as ca
 import numpy as np
 
 from casdyn.codegen.library import compile_function
-from casdyn.errors import InputError
+from casdyn.errors import ConvergenceWarning, InputError
 
 from .checks import nonnegative, number
 from .cost import TrackingCost
 from .model import ContactModel
 
 INF = 1e8  # HPIPM's "no bound"
+# HPIPM's return status (hpipm_common.h)
+_HPIPM = {0: "solved", 1: "stopped at its iteration limit (iter_max)",
+          2: "stopped at its minimum step", 3: "NaN in its solution",
+          4: "inconsistent equality constraints"}
 
 
 def relaxed_barrier(h, mu: float, delta: float):
@@ -97,6 +102,7 @@ class RealTimeIteration:
                             "ng": [self.ng_qp] * self.N + [0], "error_on_fail": False,
                             "inf": INF, "hpipm": options})
         self.X = self.U = None
+        self.status = "not run"  # what the last iterate() did (see iterate)
 
     # -- building ----------------------------------------------------------------------
     def _stage_dynamics(self, mask) -> ca.Function:
@@ -244,15 +250,38 @@ class RealTimeIteration:
         """One QP from the measured state ``x0`` with the parameters ``P``
         (``(n_p, N + 1)``, see :class:`TrackingCost`), the mode index of each interval
         ``(N,)`` and the held feet ``(n_feet, N)``; updates :attr:`X` and :attr:`U`.
-        Returns whether HPIPM succeeded."""
+
+        Returns whether the plan took a usable step: HPIPM solved the QP, or stopped at its
+        iteration limit (``iter_max``) with a finite step, which a real-time iteration
+        takes as it is. :attr:`status` says which, with HPIPM's iterations. A QP whose data
+        are not finite (a plan that diverged) is not handed to HPIPM, and a step that is
+        not finite is not taken: the plan stays as it was, the call returns False with a
+        :class:`casdyn.ConvergenceWarning`, and :attr:`status` says why (start again with
+        :meth:`initialize`)."""
         if self.X is None:
             raise InputError("iterate: call initialize(X, U) first")
         x0, P, mode, held = self._schedule(x0, P, mode, held)
-        H, g, a, lba, uba, lbx, ubx = self._qp_data(self.X, self.U, P, mode, held, x0)
+        data = self._qp_data(self.X, self.U, P, mode, held, x0)
+        if not all(np.all(np.isfinite(d.nonzeros())) for d in data):
+            return self._failed("the QP's data are not finite: the plan diverged")
+        H, g, a, lba, uba, lbx, ubx = data
         w = self.qp(h=H, g=g, a=a, lba=lba, uba=uba, lbx=lbx, ubx=ubx)["x"]
+        stats = self.qp.stats()
+        code = int(stats.get("return_status", -1))
+        self.status = f"HPIPM: {_HPIPM.get(code, f'return status {code}')} after " \
+            f"{stats.get('iter_count', '?')} iterations"
+        if code not in (0, 1) or not np.all(np.isfinite(w.nonzeros())):
+            return self._failed(f"{self.status}; the step is not taken")
         X, U = self._update(self.X, self.U, w)
         self.X, self.U = X.full(), U.full()
-        return bool(self.qp.stats()["success"])
+        return True
+
+    def _failed(self, why: str) -> bool:
+        """The plan kept as it was, ``why`` in :attr:`status` and a warning; False."""
+        self.status = why
+        warnings.warn(f"RealTimeIteration.iterate: {why}; the plan is unchanged",
+                      ConvergenceWarning, stacklevel=3)
+        return False
 
     def _schedule(self, x0, P, mode, held):
         """:meth:`iterate`'s arguments checked (a mode index out of range would select the
