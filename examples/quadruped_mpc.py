@@ -183,7 +183,7 @@ def run(duration: float, constraints: str = "barrier", compile: bool = True):
         controller(0.0, measured_state(data))
     steps = round(duration / PERIOD)
     substeps = round(PERIOD / SIM_STEP)
-    log = {key: [] for key in ("t", "q", "v", "tau", "forces", "wall", "cpu", "ok")}
+    log = {key: [] for key in ("t", "q", "v", "tau", "forces", "wall", "cpu", "ok", "capped")}
     limit = robot.effort_limits[6:]
     for i in range(steps):
         t = i * PERIOD
@@ -196,7 +196,8 @@ def run(duration: float, constraints: str = "barrier", compile: bool = True):
         _, forces = controller.model.step(MODES[mode])(X[:, 0], U[:, 0])
         log["wall"].append(wall)
         log["cpu"].append(cpu)
-        log["ok"].append(ok)
+        log["ok"].append(ok)  # a step taken (HPIPM solved, or stopped at its iter_max)
+        log["capped"].append("iteration limit" in controller.rti.status)
         log["forces"].append(np.asarray(forces).T)
         nq = robot.nq
         for j in range(substeps):
@@ -227,7 +228,8 @@ def summary(log, constraints: str = "barrier") -> dict:
             "max_ms": float(wall_ms.max()),
             "cpu_median_ms": float(np.median(1e3 * log["cpu"])),
             "cpu_max_ms": float(np.max(1e3 * log["cpu"])),
-            "qp_at_iteration_cap": int(np.sum(~log["ok"])),
+            "qp_at_iteration_cap": int(np.sum(log["capped"])),
+            "steps_not_taken": int(np.sum(~log["ok"])),
             "sim_time_s": sim_time, "distance_m": float(q[-1, 0] - q[0, 0]),
             "min_base_height_m": min_height, "fell": bool(min_height < 0.12),
             "solver": f"rti-hpipm ({constraints} constraints)"}

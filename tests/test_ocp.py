@@ -235,6 +235,7 @@ def test_quadruped_mpc_quick_run_walks_without_falling(tmp_path):
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["plant"] == "mujoco" and not summary["fell"]
     assert summary["solves"] == round(summary["sim_time_s"] / 0.01)
+    assert summary["steps_not_taken"] == 0  # every QP gave a finite step (iterate's True)
     # 0.3 s standing, then the trot at 0.35 m/s commanded
     assert summary["distance_m"] > 0.3 * (summary["sim_time_s"] - 0.3)
     data = np.load(saved)
