@@ -185,6 +185,16 @@ def test_unsupported_functions_are_refused_with_the_reason():
     with pytest.raises(casdyn.ExportError, match="not an SX Function"):
         cuda.function_source(ca.Function("f", [x], [x * 2]), "f")
     assert issubclass(cuda.UnsupportedFunction, casdyn.CasdynError)
+    # a pair without a closed form calls the compiled GJK/EPA routine: no CUDA form, said so
+    from casdyn import geometry
+
+    mesh = geometry.ConvexMesh(np.random.default_rng(0).normal(size=(30, 3)))
+    p = ca.SX.sym("p", 3)
+    pose = ca.vertcat(ca.horzcat(ca.SX.eye(3), p), ca.horzcat(ca.SX.zeros(1, 3), 1))
+    distance = ca.Function("d", [p], [geometry.signed_distance(geometry.Sphere(0.1), pose,
+                                                               mesh, np.eye(4))])
+    with pytest.raises(casdyn.ExportError, match="GJK/EPA, which has no CUDA form"):
+        cuda.function_source(distance, "d")
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
