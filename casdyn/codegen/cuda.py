@@ -49,31 +49,12 @@ import casadi as ca
 
 from .. import sizes
 from ..errors import ExportError
-from .simd import literal, substitute
+from .simd import literal, operations, substitute
 
 PRECISIONS = {"float64": ("double", "f64"), "float32": ("float", "f32")}
 
 # C++ for each operation, of operands x and y in the precision T
-_OPERATIONS = {
-    ca.OP_ADD: "x + y", ca.OP_SUB: "x - y", ca.OP_MUL: "x * y", ca.OP_DIV: "x / y",
-    ca.OP_NEG: "-x", ca.OP_SQ: "x * x", ca.OP_TWICE: "x + x", ca.OP_INV: "T(1) / x",
-    ca.OP_ASSIGN: "x",
-    ca.OP_TAN: "tan(x)", ca.OP_ASIN: "asin(x)", ca.OP_ACOS: "acos(x)", ca.OP_ATAN: "atan(x)",
-    ca.OP_SINH: "sinh(x)", ca.OP_COSH: "cosh(x)", ca.OP_TANH: "tanh(x)",
-    ca.OP_ASINH: "asinh(x)", ca.OP_ACOSH: "acosh(x)", ca.OP_ATANH: "atanh(x)",
-    ca.OP_EXP: "exp(x)", ca.OP_LOG: "log(x)", ca.OP_SQRT: "sqrt(x)", ca.OP_FABS: "fabs(x)",
-    ca.OP_FLOOR: "floor(x)", ca.OP_CEIL: "ceil(x)", ca.OP_EXPM1: "expm1(x)",
-    ca.OP_LOG1P: "log1p(x)", ca.OP_ERF: "erf(x)",
-    ca.OP_SIGN: "(x < T(0) ? T(-1) : x > T(0) ? T(1) : x)", ca.OP_NOT: "T(!x)",
-    ca.OP_POW: "pow(x, y)", ca.OP_CONSTPOW: "pow(x, y)", ca.OP_ATAN2: "atan2(x, y)",
-    ca.OP_FMIN: "fmin(x, y)", ca.OP_FMAX: "fmax(x, y)", ca.OP_FMOD: "fmod(x, y)",
-    ca.OP_REMAINDER: "remainder(x, y)", ca.OP_HYPOT: "hypot(x, y)",
-    ca.OP_COPYSIGN: "copysign(x, y)", ca.OP_LT: "T(x < y)", ca.OP_LE: "T(x <= y)",
-    ca.OP_EQ: "T(x == y)", ca.OP_NE: "T(x != y)", ca.OP_AND: "T(x && y)",
-    ca.OP_OR: "T(x || y)", ca.OP_IF_ELSE_ZERO: "(x ? y : T(0))",
-}
-_TRIG = (ca.OP_SIN, ca.OP_COS)
-_IO = (ca.OP_INPUT, ca.OP_OUTPUT, ca.OP_CONST, ca.OP_PARAMETER)
+_OPERATIONS = operations("T")
 
 
 class UnsupportedFunction(ExportError):
@@ -110,14 +91,6 @@ class CudaFunction(NamedTuple):
         return [f"{self.symbol}_{suffix}_stage{j}" for j in range(self.stages)]
 
 
-def supported(function: ca.Function) -> bool:
-    """Whether :func:`function_source` can write ``function``."""
-    if not function.is_a("SXFunction"):
-        return False
-    known = {*_OPERATIONS, *_TRIG, *_IO}
-    return all(function.instruction_id(k) in known for k in range(function.n_instructions()))
-
-
 def _literal(value: float) -> str:
     """``value`` as an exact C++ literal of the precision T."""
     return f"T({literal(value)})"
@@ -140,7 +113,7 @@ def _instructions(function: ca.Function) -> list[_Instruction]:
             listed.append(_Instruction(op, out[0], args, out[1]))
         elif op == ca.OP_CONST:
             listed.append(_Instruction(op, out[0], (), function.instruction_constant(k)))
-        elif op in _OPERATIONS or op in _TRIG or op == ca.OP_INPUT:
+        elif op in _OPERATIONS or op == ca.OP_INPUT:
             listed.append(_Instruction(op, out[0], args, 0))
         else:
             what = "a call of another Function (a compiled routine such as the convex " \
@@ -210,8 +183,6 @@ def _statements(listed: list[_Instruction], start: int, stop: int, loads: dict,
             value = f"x({ins.args[0]}, {ins.args[1]})"
         elif ins.op == ca.OP_CONST:
             value = _literal(ins.extra)
-        elif ins.op in _TRIG:
-            value = f"{'sin' if ins.op == ca.OP_SIN else 'cos'}({operands[0]})"
         else:
             names = {"x": operands[0], "y": operands[1] if len(operands) > 1 else ""}
             value = substitute(_OPERATIONS[ins.op], names)

@@ -48,29 +48,39 @@ WIDTH = 8
 # without errno, so that it runs in the lanes too (its result is the same)
 FLAGS = ("-ffp-contract=off", "-fno-math-errno")
 
-# C for each operation: binary and unary ones as vector expressions of x (and y), the rest
-# (comparisons, C library functions, branches) lane by lane, as scalar expressions of x, y
-_VECTOR = {
+# C for each operation of the operands x and y, shared with the CUDA source
+# (casdyn.codegen.cuda): R(...) converts to the real type, (double) here, T there
+OPERATIONS = {
     ca.OP_ADD: "x + y", ca.OP_SUB: "x - y", ca.OP_MUL: "x * y", ca.OP_DIV: "x / y",
-    ca.OP_NEG: "-x", ca.OP_SQ: "x * x", ca.OP_TWICE: "x + x", ca.OP_INV: "1.0 / x",
+    ca.OP_NEG: "-x", ca.OP_SQ: "x * x", ca.OP_TWICE: "x + x", ca.OP_INV: "R(1) / x",
     ca.OP_ASSIGN: "x",
-}
-_LANE = {
     ca.OP_SIN: "sin(x)", ca.OP_COS: "cos(x)", ca.OP_TAN: "tan(x)", ca.OP_ASIN: "asin(x)",
     ca.OP_ACOS: "acos(x)", ca.OP_ATAN: "atan(x)", ca.OP_SINH: "sinh(x)", ca.OP_COSH: "cosh(x)",
     ca.OP_TANH: "tanh(x)", ca.OP_ASINH: "asinh(x)", ca.OP_ACOSH: "acosh(x)",
     ca.OP_ATANH: "atanh(x)", ca.OP_EXP: "exp(x)", ca.OP_LOG: "log(x)", ca.OP_SQRT: "sqrt(x)",
     ca.OP_FABS: "fabs(x)", ca.OP_FLOOR: "floor(x)", ca.OP_CEIL: "ceil(x)",
     ca.OP_EXPM1: "expm1(x)", ca.OP_LOG1P: "log1p(x)", ca.OP_ERF: "erf(x)",
-    ca.OP_SIGN: "(x < 0 ? -1.0 : x > 0 ? 1.0 : x)", ca.OP_NOT: "(double)(!x)",
+    ca.OP_SIGN: "(x < R(0) ? R(-1) : x > R(0) ? R(1) : x)", ca.OP_NOT: "R(!x)",
     ca.OP_POW: "pow(x, y)", ca.OP_CONSTPOW: "pow(x, y)", ca.OP_ATAN2: "atan2(x, y)",
     ca.OP_FMIN: "fmin(x, y)", ca.OP_FMAX: "fmax(x, y)", ca.OP_FMOD: "fmod(x, y)",
     ca.OP_REMAINDER: "remainder(x, y)", ca.OP_HYPOT: "hypot(x, y)",
-    ca.OP_COPYSIGN: "copysign(x, y)", ca.OP_LT: "(double)(x < y)", ca.OP_LE: "(double)(x <= y)",
-    ca.OP_EQ: "(double)(x == y)", ca.OP_NE: "(double)(x != y)",
-    ca.OP_AND: "(double)(x && y)", ca.OP_OR: "(double)(x || y)",
-    ca.OP_IF_ELSE_ZERO: "(x ? y : 0.0)",
+    ca.OP_COPYSIGN: "copysign(x, y)", ca.OP_LT: "R(x < y)", ca.OP_LE: "R(x <= y)",
+    ca.OP_EQ: "R(x == y)", ca.OP_NE: "R(x != y)", ca.OP_AND: "R(x && y)",
+    ca.OP_OR: "R(x || y)", ca.OP_IF_ELSE_ZERO: "(x ? y : R(0))",
 }
+
+
+def operations(real: str) -> dict[int, str]:
+    """:data:`OPERATIONS` with ``R(...)`` written as ``real(...)`` (a cast or a type)."""
+    return {op: text.replace("R(", f"{real}(") for op, text in OPERATIONS.items()}
+
+
+# the arithmetic as vector expressions of whole blocks of samples; the rest (comparisons, C
+# library functions, branches) lane by lane, as scalar expressions
+_C = operations("(double)")
+_VECTOR = {op: _C[op] for op in (ca.OP_ADD, ca.OP_SUB, ca.OP_MUL, ca.OP_DIV, ca.OP_NEG,
+                                 ca.OP_SQ, ca.OP_TWICE, ca.OP_INV, ca.OP_ASSIGN)}
+_LANE = {op: text for op, text in _C.items() if op not in _VECTOR}
 
 
 class UnsupportedOperation(ValueError):

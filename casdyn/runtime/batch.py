@@ -23,7 +23,6 @@ from .. import sizes
 # times samples (measurements: casdyn.sizes.BATCH_WORK_PER_THREAD)
 WORK_PER_THREAD = sizes.BATCH_WORK_PER_THREAD
 
-_DOUBLE_P = ctypes.POINTER(ctypes.c_double)
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
