@@ -265,3 +265,21 @@ def test_a_gpu_array_for_a_function_not_compiled_for_the_gpu_is_refused():
     robot = casdyn.load_robot("ur5e")
     with pytest.raises(casdyn.InputError, match=r"compiled for the GPU.*device='cuda'"):
         robot.inverse_dynamics(_DeviceArray(), np.zeros(6), np.zeros(6))
+
+
+def test_a_numpy_batch_for_the_gpu_is_checked_even_with_a_cpu_kernel(tmp_path):
+    """The GPU checks no values: a NumPy batch bound for it is checked on the CPU, also when
+    the function has a CPU kernel too (whose own check would otherwise be relied on)."""
+    robot = casdyn.load_robot("ur5e").compile([("inverse_dynamics", {"fext": False})],
+                                              directory=tmp_path, batch=True)
+    key = robot._functions.key("inverse_dynamics", fext=False)
+    reached = []
+    robot._engine.install_gpu([key], [lambda inputs, n, batched: reached.append(n) or
+                                      [np.zeros((n, 6))]])
+    q = np.zeros((5, 6))
+    bad = q.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(casdyn.InputError, match="finite"):
+        robot.inverse_dynamics(q, bad, q)
+    assert reached == []
+    assert robot.inverse_dynamics(q, q, q).shape == (5, 6) and reached == [5]

@@ -159,6 +159,11 @@ class NumericEngine:
             native = entry[3]
             if native is not None and shared:
                 self._entry_points[shared] = native
+        if native is not None and self._gpu:  # batches of a GPU Function go to the GPU
+            entry = entry or self._thread_entry(signature, options, absent)
+            if entry[0] in self._gpu and any(np.ndim(v) > self._ndim[name]
+                                             for name, v in values.items() if v is not None):
+                native = None
         if native is not None:  # the compiled entry point, None for input it does not take
             evaluate, index, defaults = native
             result = evaluate(index, values, defaults)
@@ -173,8 +178,9 @@ class NumericEngine:
         if absent:
             del values[optional]
         # a batch for a batched kernel is checked for NaNs and infinities by the kernel as
-        # it reads it (a separate pass cost a large batch a third of its time)
-        kernel = key in self._kernels
+        # it reads it (a separate pass cost a large batch a third of its time); one for the
+        # GPU, which checks nothing, is checked here
+        kernel = key in self._kernels and key not in self._gpu
         checked = {k: self.check(k, v, finite=not kernel) for k, v in values.items()}
         inputs = {i: checked.get(i, self._defaults[i]) for i in function.name_in()}
         if arguments.symbolic_kind(inputs.values()) is not None:
