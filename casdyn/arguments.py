@@ -80,6 +80,18 @@ def point(value, name: str) -> tuple[float, float, float]:
     return tuple(float(x) for x in array.reshape(3))
 
 
+def items(value, one: bool, what: str) -> list:
+    """``value`` as a list of items: ``[value]`` where ``one`` (the caller recognised a single
+    item), else its items; an :class:`InputError` ``"{what}, got {value!r}"`` where it has
+    none to give (not iterable)."""
+    if one:
+        return [value]
+    try:
+        return list(value)
+    except TypeError:
+        raise InputError(f"{what}, got {value!r}") from None
+
+
 def flag(value, name: str) -> bool:
     """A bool (Python's or NumPy's), nothing that merely converts to one."""
     if not isinstance(value, bool | np.bool_):

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
+from .. import arguments
 from ..errors import InputError
 from ..math.factorization import LDLT, TreeLDLT
 from ..math.spatial import SX
@@ -76,13 +77,8 @@ class Contact:
 def contact_list(contacts) -> tuple[Contact, ...]:
     """``contacts`` (a Contact, or a sequence of Contacts, body names or ``(body, kind)`` /
     ``(body, kind, point)`` tuples) as a tuple of Contacts, at least one."""
-    if isinstance(contacts, Contact | str):
-        contacts = [contacts]
-    try:
-        items = list(contacts)
-    except TypeError:
-        raise InputError(f"contacts must be a sequence of casdyn.Contact, got {contacts!r}") \
-            from None
+    items = arguments.items(contacts, isinstance(contacts, Contact | str),
+                            "contacts must be a sequence of casdyn.Contact")
     if not items:
         raise InputError("contacts must name at least one contact")
     listed = []

@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import casadi as ca
 
-from .. import sizes
+from .. import arguments, sizes
 from ..errors import InputError
 from ..functions import FUNCTION_NAMES
 from ..functions.cache import FunctionCache
@@ -180,13 +180,8 @@ def items(functions) -> list[Item]:
                 raise InputError(f"functions[{key!r}] must be a function name or a (name, "
                                  f"options) pair, got {value!r}")
         return listed
-    if _is_item(functions):
-        functions = [functions]
-    try:
-        values = list(functions)
-    except TypeError:
-        raise InputError(f"functions must be a name, a list or a dict, got {functions!r}") \
-            from None
+    values = arguments.items(functions, _is_item(functions),
+                             "functions must be a name, a list or a dict")
     listed = []
     for item in values:
         if not _is_item(item):
