@@ -111,8 +111,10 @@ class GpuFunction:
                              f"(CuPy, PyTorch, JAX or NumPy); got {sorted(kinds)}")
         kind = kinds.pop() if kinds else "numpy"
         arrays = [None if value is None else _on_device(cupy, value) for value in inputs]
-        single = all(a is None or a.dtype == np.float32 for a in arrays) and \
-            any(a is not None for a in arrays)
+        # the caller's GPU arrays choose the precision (NumPy ones, defaults too, are float64)
+        given = [a for a, value in zip(arrays, inputs, strict=True)
+                 if a is not None and array_kind(value) is not None]
+        single = bool(given) and all(a.dtype == np.float32 for a in given)
         precision = "float32" if single else "float64"
         dtype = np.float32 if single else np.float64
         flat = [None if a is None else _nonzeros(cupy, a.astype(dtype, copy=False), b,
