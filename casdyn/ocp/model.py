@@ -1,9 +1,11 @@
-"""Stage functions of a floating-base robot in contact, from casdyn's public Functions.
+"""Stage functions of a robot (fixed or floating base) that may hold the ground with some of
+its bodies, from casdyn's public Functions.
 
 State ``x = [q; v]`` (``nq + nv``), its tangent ``dx = [dq; dv]`` (``2 nv``): ``q`` moves on
 the configuration manifold by ``robot.integrate`` and deviations are measured by
 ``robot.difference`` (base twist in the base frame, angular first, as casdyn's free joint).
-The motors drive the joints only: ``tau = S^T u = [0_6; u]``, ``u`` of size ``nu = nv - 6``.
+The motors drive a selection of the joints, ``tau = S^T u`` with ``u`` of size ``nu`` (by
+default every joint but a floating base: ``tau = [0_6; u]``).
 
 Two ways to write the dynamics at a knot with the feet in ``stance`` held:
 
@@ -33,6 +35,9 @@ from casdyn.errors import InputError, unknown_name
 from .checks import nonnegative, number
 
 CONES = ("pyramid", "exact")
+# the tangential force's norm sqrt(fx^2 + fy^2 + e^2) - e in the one-row exact cone: smooth
+# at f_t = 0, and never more than this (N) below |f_t|
+NORM_SMOOTHING = 1e-6
 
 
 def friction_pyramid(force, mu: float | ca.SX | ca.MX):
@@ -48,6 +53,15 @@ def friction_cone(force, mu: float | ca.SX | ca.MX):
     ``mu^2 fz^2 - fx^2 - fy^2`` (smooth, unlike ``mu fz - |f_t|``; both rows non-negative
     is ``|f_t| <= mu fz``). ``mu`` as in :func:`friction_pyramid`."""
     return _cone(force, _friction(mu))
+
+
+def _cone_norm(force, mu):
+    """The exact cone as one row, ``mu fz - |f_t| >= 0``, the norm smoothed at ``f_t = 0``
+    (:data:`NORM_SMOOTHING`): its gradient keeps the tangential force's direction, where the
+    squared form's vanishes with ``f_t`` (a QP linearised there would leave ``f_t`` free)."""
+    fx, fy, fz = force[0], force[1], force[2]
+    e = NORM_SMOOTHING
+    return mu * fz - (ca.sqrt(fx**2 + fy**2 + e**2) - e)
 
 
 def _friction(mu):
@@ -66,8 +80,11 @@ def _cone(force, mu):
 
 
 class ContactModel:
-    """A floating-base ``robot`` (``casdyn.load_robot(..., floating_base=True)``) whose
-    ``feet`` (body names, point contacts at each body's origin) can hold the ground.
+    """A ``robot`` whose ``feet`` (body names, point contacts at each body's origin; none for
+    an arm or a robot in flight) can hold the ground.
+
+    ``actuated``: the names of the joints the motors drive, in the order of ``u`` (default:
+    every joint but a floating base); a floating base is never actuated.
 
     ``dt`` is the knot interval (s, finite, ``> 0``), ``damping`` (1/s, ``>= 0``) the held
     feet's velocity feedback in the contact constraint (Baumgarte), ``mu`` the friction
@@ -78,11 +95,9 @@ class ContactModel:
     is an :class:`casdyn.errors.InputError` naming the argument.
     """
 
-    def __init__(self, robot, feet: Sequence[str], *, dt: float, damping: float = 0.0,
-                 mu: float = 0.7, contact: str = "point", sole: tuple[float, float] = (0.1, 0.05)):
-        if not getattr(robot, "floating_base", False):
-            raise InputError("ContactModel needs a floating-base robot: "
-                             "load it with floating_base=True")
+    def __init__(self, robot, feet: Sequence[str] = (), *, dt: float, damping: float = 0.0,
+                 mu: float = 0.7, contact: str = "point", sole: tuple[float, float] = (0.1, 0.05),
+                 actuated: Sequence[str] | None = None):
         self.feet = _feet(feet, robot.body_names)
         self.dt = number("dt", dt, positive=True)
         self.damping, self.mu = number("damping", damping), number("mu", mu)
@@ -94,7 +109,11 @@ class ContactModel:
         self.rows_per_foot = 4 if contact == "point" else 8
         self.robot = robot
         self.nq, self.nv = robot.nq, robot.nv
-        self.nu, self.nx, self.ndx = robot.nv - 6, robot.nq + robot.nv, 2 * robot.nv
+        self.actuated, self.actuated_dofs = _actuated(robot, actuated)
+        self.nu, self.nx, self.ndx = len(self.actuated_dofs), robot.nq + robot.nv, 2 * robot.nv
+        selection = np.zeros((self.nu, self.nv))
+        selection[np.arange(self.nu), self.actuated_dofs] = 1.0
+        self.selection = selection  # S, (nu, nv): tau = S^T u
         self._integrate = robot.function("integrate")
         self._difference = robot.function("difference")
         self._steps: dict[tuple[bool, ...], ca.Function] = {}
@@ -111,9 +130,10 @@ class ContactModel:
                           x1[self.nq :] - x0[self.nq :])
 
     def torque(self, u):
-        """``S^T u``: no torque on the base."""
-        return ca.vertcat(ca.DM.zeros(6), u) if isinstance(u, ca.DM | np.ndarray) else \
-            ca.vertcat(type(u).zeros(6), u)
+        """``S^T u`` (``nv``): the actuated joints' torques, zero on the others."""
+        if isinstance(u, np.ndarray):
+            return self.selection.T @ u
+        return ca.mtimes(ca.DM(ca.sparsify(ca.DM(self.selection.T))), u)
 
     # -- kinematics --------------------------------------------------------------------
     def foot_positions(self, q):
@@ -202,14 +222,15 @@ class ContactModel:
         return ca.horzcat(*rows) if rows else ca.SX(6 - first, 0)
 
     def contact_rows(self, force, cone: str = "pyramid"):
-        """One held foot's rows ``>= 0``: its force in the friction pyramid (or the exact
-        ``cone``); with ``contact="6d"`` (``force = [n; f]``, world axes, the sole flat) also
-        the centre of pressure within the sole, ``|n_x| <= w fz`` and ``|n_y| <= l fz``
-        (``rows_per_foot`` rows, or two fewer with the exact cone)."""
-        if cone not in CONES:
+        """One held foot's rows ``>= 0``: its force in the friction pyramid (four rows), the
+        exact ``cone`` (two rows, :func:`friction_cone`) or the exact cone as one row
+        ``mu fz - |f_t|`` (``cone="norm"``, the form an SQP linearises well); with
+        ``contact="6d"`` (``force = [n; f]``, world axes, the sole flat) four more: the
+        centre of pressure within the sole, ``|n_x| <= w fz`` and ``|n_y| <= l fz``."""
+        if cone not in (*CONES, "norm"):
             raise InputError(f"cone must be 'pyramid' or 'exact', got {cone!r}")
         f = force if self.contact == "point" else force[3:]
-        rows = _pyramid(f, self.mu) if cone == "pyramid" else _cone(f, self.mu)
+        rows = {"pyramid": _pyramid, "exact": _cone, "norm": _cone_norm}[cone](f, self.mu)
         if self.contact == "6d":
             length, width = self.sole
             n = force[:3]
@@ -219,15 +240,16 @@ class ContactModel:
 
     # -- a standing guess -------------------------------------------------------------------
     def standing_torques(self, q) -> np.ndarray:
-        """Joint torques ``u`` that hold ``q`` still on all feet with equal vertical forces
-        (least squares over the joints of ``S^T u = g - J_c^T f``)."""
+        """Torques ``u`` that hold ``q`` still on all feet with equal vertical forces (least
+        squares of ``S^T u = g - J_c^T f``; without feet, ``S^T u = g``)."""
         q = np.asarray(q, dtype=float)
-        g = np.asarray(self.robot.gravity_torque(q), dtype=float)
-        weight = self.robot.mass * -self.robot.gravity[2]
-        f = np.array([0.0, 0.0, weight / len(self.feet)])
-        for foot in self.feet:
-            g = g - np.asarray(self.robot.geometric_jacobian(q, foot))[3:].T @ f
-        return g[6:]
+        g = np.asarray(self.robot.gravity_torque(q), dtype=float).ravel()
+        if self.feet:
+            weight = self.robot.mass * -self.robot.gravity[2]
+            f = np.array([0.0, 0.0, weight / len(self.feet)])
+            for foot in self.feet:
+                g = g - np.asarray(self.robot.geometric_jacobian(q, foot))[3:].T @ f
+        return np.linalg.lstsq(self.selection.T, g, rcond=None)[0]
 
     def standing_forces(self) -> np.ndarray:
         """The weight shared by all feet, ``force_size x n_feet`` (world axes)."""
@@ -236,13 +258,42 @@ class ContactModel:
         return forces
 
 
+def legged(model: ContactModel, what: str) -> None:
+    """Refuse, for the quadruped-shaped classes, a model that is not a floating base on
+    feet with every joint actuated (they take ``u`` as ``tau[6:]``)."""
+    expected = np.arange(6, model.nv)
+    if not (model.robot.floating_base and model.feet and
+            np.array_equal(model.actuated_dofs, expected)):
+        raise InputError(f"{what} takes a floating base on feet with every joint actuated; "
+                         "casdyn.ocp.Problem and SQP take any robot")
+
+
+def _actuated(robot, actuated) -> tuple[tuple[str, ...], np.ndarray]:
+    """(joint names, their velocity indices) of the motors, in the order of ``u``."""
+    joints = [j for j in robot.model.coordinate_joints
+              if not (robot.floating_base and j is robot.model.coordinate_joints[0])]
+    by_name = {j.name: j for j in joints}
+    if actuated is None:
+        names = [j.name for j in joints]
+    else:
+        if isinstance(actuated, str) or not isinstance(actuated, Sequence | np.ndarray) or \
+                not all(isinstance(name, str) for name in actuated):
+            raise InputError(f"actuated must be a sequence of joint names, got {actuated!r}")
+        names = list(actuated)
+        for k, name in enumerate(names):
+            if name not in by_name:
+                raise InputError(f"actuated: {unknown_name('joint', name, list(by_name))}")
+            if name in names[:k]:
+                raise InputError(f"actuated: {name!r} is listed twice")
+    dofs = [by_name[name].idx_v + i for name in names for i in range(by_name[name].type.nv)]
+    return tuple(names), np.array(dofs, dtype=int)
+
+
 def _feet(feet, bodies: Sequence[str]) -> tuple[str, ...]:
     """``feet`` as a tuple of distinct body names, else an InputError naming the foot."""
     if isinstance(feet, str) or not isinstance(feet, Sequence | np.ndarray) or \
             not all(isinstance(foot, str) for foot in feet):
         raise InputError(f"feet must be a sequence of body names, got {feet!r}")
-    if len(feet) == 0:
-        raise InputError("feet: give at least one foot")
     for k, foot in enumerate(feet):
         if foot not in bodies:
             raise InputError(f"feet: {unknown_name('body', foot, bodies)}")

@@ -29,7 +29,7 @@ from casdyn.errors import InputError
 
 from .checks import nonnegative
 from .cost import TrackingCost
-from .model import CONES, ContactModel
+from .model import CONES, ContactModel, legged
 
 
 class ContactOCP:
@@ -50,6 +50,7 @@ class ContactOCP:
             raise InputError(f"dynamics must be 'forward' or 'inverse', got {dynamics!r}")
         if cone not in CONES:
             raise InputError(f"cone must be 'pyramid' or 'exact', got {cone!r}")
+        legged(model, "ContactOCP")
         self.model, self.cost, self.dynamics, self.cone = model, cost, dynamics, cone
         if isinstance(stance, str) or not isinstance(stance, Sequence | np.ndarray):
             raise InputError(f"stance must be one stance mask per interval, got {stance!r}")

@@ -33,7 +33,7 @@ from casdyn.errors import ConvergenceWarning, InputError
 
 from .checks import nonnegative, number
 from .cost import TrackingCost
-from .model import ContactModel
+from .model import ContactModel, legged
 
 INF = 1e8  # HPIPM's "no bound"
 # HPIPM's return status (hpipm_common.h)
@@ -75,6 +75,7 @@ class RealTimeIteration:
                  progress: bool | None = None):
         if not isinstance(N, numbers.Integral) or isinstance(N, bool) or N < 1:
             raise InputError(f"N must be a whole number of at least 1, got {N!r}")
+        legged(model, "RealTimeIteration")
         self.model, self.cost, self.N = model, cost, int(N)
         if isinstance(modes, str) or not isinstance(modes, Sequence | np.ndarray):
             raise InputError(f"modes must be a sequence of stance masks, got {modes!r}")
