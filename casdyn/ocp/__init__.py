@@ -1,19 +1,47 @@
-"""Building blocks of optimal control problems for robots in contact.
+"""Optimal control of robots, with or without contacts.
 
-* :class:`ContactModel`: a floating-base robot with feet, its stage dynamics (forward contact
-  dynamics stepped on the manifold, or inverse dynamics with force variables), friction
-  cones;
-* :class:`TrackingCost`: least-squares costs in the tangent space;
-* :class:`ContactOCP`: the whole problem as one NLP laid out for fatrop (or Ipopt);
-* :class:`RealTimeIteration`: one Gauss-Newton QP per control period on HPIPM;
-* :func:`compiled`: :func:`casdyn.compile_function` under the name it has here.
+The general layer, for any robot (fixed or floating base, any feet, any actuated joints):
+
+* :class:`ContactModel`: the robot, its feet, its motors and the stage dynamics (forward
+  contact dynamics of each stance mode, stepped on the manifold);
+* residuals (:mod:`casdyn.ocp.residuals`): state, control, frame position / orientation /
+  velocity, centre of mass, centroidal momentum, contact force, foot height — each with a
+  reference and weights that are parameters;
+* :class:`Problem`: a horizon of stages with those costs and exact constraints (friction
+  pyramid or cone, centre of pressure, torque, joint position and velocity limits), and its
+  :class:`Parameters` (references, weights, the stance schedule: changed without rebuilding);
+* :class:`SQP`: the solver on HPIPM — :meth:`SQP.solve` to the optimum from a cold start,
+  :meth:`SQP.iterate` once per control period (MPC);
+* :class:`Transcription`: the same problem as one NLP for Ipopt or fatrop.
+
+The earlier, quadruped-shaped classes remain: :class:`TrackingCost`, :class:`ContactOCP`
+(also with inverse dynamics and force variables) and :class:`RealTimeIteration` (with the
+relaxed-barrier option). :func:`compiled` is :func:`casdyn.compile_function`.
 """
 
 from .compiled import compiled
 from .cost import TrackingCost
 from .model import ContactModel, friction_cone, friction_pyramid
 from .nlp import ContactOCP
+from .problem import Parameters, Problem
+from .residuals import (
+    CenterOfMass,
+    CentroidalMomentum,
+    ContactForce,
+    ControlResidual,
+    FootHeight,
+    FrameOrientation,
+    FramePosition,
+    FrameVelocity,
+    Residual,
+    StateResidual,
+)
 from .rti import RealTimeIteration
+from .sqp import SQP, Result
+from .transcription import Transcription
 
-__all__ = ["ContactModel", "ContactOCP", "RealTimeIteration", "TrackingCost", "compiled",
-           "friction_cone", "friction_pyramid"]
+__all__ = ["SQP", "CenterOfMass", "CentroidalMomentum", "ContactForce", "ContactModel",
+           "ContactOCP", "ControlResidual", "FootHeight", "FrameOrientation", "FramePosition",
+           "FrameVelocity", "Parameters", "Problem", "RealTimeIteration", "Residual", "Result",
+           "StateResidual", "TrackingCost", "Transcription", "compiled", "friction_cone",
+           "friction_pyramid"]

@@ -1,0 +1,287 @@
+"""Residuals ``r`` of a stage cost ``0.5 sum_i w_i r_i^2``, each with a reference and weights
+that are parameters of the problem (changed between solves, never rebuilt).
+
+A residual is evaluated at a knot (:class:`Knot`: the state, the torques and the feet's
+forces, all CasADi symbols) against its reference ``ref`` (a symbol of
+:meth:`Residual.reference_size` rows). Frames and axes follow casdyn's conventions: positions
+and velocities in world (base-frame) axes, a twist ``[w; v]`` angular first, the state
+deviation ``x ⊖ x_ref`` in the tangent space (the floating base's twist in its own frame).
+
+==========================  ===========  =================================================
+residual                    rows         reference (rows)
+==========================  ===========  =================================================
+:class:`StateResidual`      ``2 nv``     a state ``x_ref`` (``nq + nv``)
+:class:`ControlResidual`    ``nu``       torques ``u_ref`` (``nu``)
+:class:`FramePosition`      3            the frame origin's position (3)
+:class:`FrameOrientation`   3            a rotation matrix, row by row (9)
+:class:`FrameVelocity`      6            the frame's ``[w; v]``, world axes (6)
+:class:`CenterOfMass`       3            the centre of mass (3)
+:class:`CentroidalMomentum` 6            ``[k_G; l]`` (6)
+:class:`ContactForce`       3 or 6       the foot's force (or wrench ``[n; f]``)
+:class:`FootHeight`         1            the foot origin's height ``z`` (1)
+==========================  ===========  =================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import casadi as ca
+import numpy as np
+
+from casdyn.errors import InputError, unknown_name
+
+from .checks import nonnegative
+
+
+@dataclass(frozen=True)
+class Knot:
+    """What a residual may read at one knot: ``x`` (``nx``), ``u`` (``nu``; None at the
+    horizon's end) and ``forces`` (``force_size x n_feet``, world axes; zero on the swing
+    feet; None at the end)."""
+
+    model: object
+    x: ca.SX
+    u: ca.SX | None
+    forces: ca.SX | None
+
+    @property
+    def q(self) -> ca.SX:
+        return self.x[: self.model.nq]
+
+    @property
+    def v(self) -> ca.SX:
+        return self.x[self.model.nq :]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Residual:
+    """A residual with its default ``weight`` (a scalar for every row, or one per row; ``>=
+    0``; the quadratic weights ``w`` of ``0.5 sum w r^2``) and ``name`` (how the parameters
+    address it; default: the kind's, with the frame or foot)."""
+
+    weight: object = 1.0
+    name: str | None = None
+    needs_control = False  # only on the stages with torques (not the horizon's end)
+
+    def __post_init__(self):
+        nonnegative(f"{type(self).__name__} weight", self.weight, scalar=True)
+
+    def label(self) -> str:
+        return self.name or self.kind
+
+    kind = "residual"
+
+    def size(self, model) -> int:  # pragma: no cover - every residual defines it
+        raise NotImplementedError
+
+    def reference_size(self, model) -> int:
+        return self.size(model)
+
+    def default_reference(self, model) -> np.ndarray:
+        return np.zeros(self.reference_size(model))
+
+    def weights(self, model) -> np.ndarray:
+        """The default weights, one per row."""
+        return nonnegative(f"{self.label()} weight", self.weight, self.size(model))
+
+    def check(self, model) -> None:
+        """Refuse a frame or foot the model does not have (an InputError naming it)."""
+
+    def value(self, knot: Knot, ref) -> ca.SX:  # pragma: no cover
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class _FrameResidual(Residual):
+    frame: str
+
+    def label(self) -> str:
+        return self.name or f"{self.kind}:{self.frame}"
+
+    def check(self, model) -> None:
+        bodies = model.robot.body_names
+        if self.frame not in bodies:
+            raise InputError(f"{type(self).__name__}: {unknown_name('body', self.frame, bodies)}")
+
+
+@dataclass(frozen=True)
+class StateResidual(Residual):
+    """``x ⊖ x_ref`` (``2 nv``: the configuration's deviation in the tangent space, then
+    ``v - v_ref``). Default reference: the robot's home configuration at rest."""
+
+    kind = "state"
+
+    def size(self, model) -> int:
+        return model.ndx
+
+    def reference_size(self, model) -> int:
+        return model.nx
+
+    def default_reference(self, model) -> np.ndarray:
+        return np.r_[model.robot.home_configuration(), np.zeros(model.nv)]
+
+    def value(self, knot, ref):
+        return knot.model.difference_state(ref, knot.x)
+
+
+@dataclass(frozen=True)
+class ControlResidual(Residual):
+    """``u - u_ref`` (``nu``)."""
+
+    kind = "control"
+    needs_control = True
+
+    def size(self, model) -> int:
+        return model.nu
+
+    def value(self, knot, ref):
+        return knot.u - ref
+
+
+@dataclass(frozen=True)
+class FramePosition(_FrameResidual):
+    """``p(q) - p_ref``: the origin of body ``frame`` in the world (3)."""
+
+    kind = "frame_position"
+
+    def size(self, model) -> int:
+        return 3
+
+    def value(self, knot, ref):
+        return knot.model.robot.get_transform(knot.q, self.frame)[:3, 3] - ref
+
+
+@dataclass(frozen=True)
+class FrameOrientation(_FrameResidual):
+    """The rotation from ``R_ref`` to body ``frame``'s ``R(q)`` as the vector of its
+    skew-symmetric part, ``vee(E - E^T) / 2`` with ``E = R_ref^T R`` (3, the frame's axes):
+    ``sin(angle)`` times the axis, which is the rotation vector to first order and zero
+    only where the frames agree (or are half a turn apart). Reference: ``R_ref`` row by row
+    (9; default the identity)."""
+
+    kind = "frame_orientation"
+
+    def size(self, model) -> int:
+        return 3
+
+    def reference_size(self, model) -> int:
+        return 9
+
+    def default_reference(self, model) -> np.ndarray:
+        return np.eye(3).ravel()
+
+    def value(self, knot, ref):
+        R = knot.model.robot.get_transform(knot.q, self.frame)[:3, :3]
+        R_ref = ca.reshape(ref, 3, 3).T  # row by row
+        E = ca.mtimes(R_ref.T, R)
+        return 0.5 * ca.vertcat(E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1])
+
+
+@dataclass(frozen=True)
+class FrameVelocity(_FrameResidual):
+    """``[w; v] - ref``: body ``frame``'s angular velocity and its origin's velocity, world
+    axes (6)."""
+
+    kind = "frame_velocity"
+
+    def size(self, model) -> int:
+        return 6
+
+    def value(self, knot, ref):
+        return knot.model.robot.frame_velocity(knot.q, knot.v, self.frame) - ref
+
+
+@dataclass(frozen=True)
+class CenterOfMass(Residual):
+    """``c(q) - c_ref``: the centre of mass in the world (3)."""
+
+    kind = "com"
+
+    def size(self, model) -> int:
+        return 3
+
+    def value(self, knot, ref):
+        return knot.model.robot.center_of_mass(knot.q)[0] - ref
+
+
+@dataclass(frozen=True)
+class CentroidalMomentum(Residual):
+    """``h_G(q, v) - ref`` with ``h_G = [k_G; l]``: the angular momentum about the centre of
+    mass and the linear momentum, world axes (6)."""
+
+    kind = "momentum"
+
+    def size(self, model) -> int:
+        return 6
+
+    def value(self, knot, ref):
+        return knot.model.robot.centroidal_momentum(knot.q, knot.v) - ref
+
+
+@dataclass(frozen=True)
+class _FootResidual(Residual):
+    foot: str
+
+    def label(self) -> str:
+        return self.name or f"{self.kind}:{self.foot}"
+
+    def check(self, model) -> None:
+        if self.foot not in model.feet:
+            raise InputError(f"{type(self).__name__}: "
+                             f"{unknown_name('foot', self.foot, model.feet)}")
+
+
+@dataclass(frozen=True)
+class ContactForce(_FootResidual):
+    """``f - f_ref``: the force (``contact="6d"``: the wrench ``[n; f]``) of ``foot`` on the
+    robot, world axes; zero while the foot swings, so weight it on the held knots."""
+
+    kind = "force"
+    needs_control = True
+
+    def size(self, model) -> int:
+        return model.force_size
+
+    def value(self, knot, ref):
+        return knot.forces[:, knot.model.feet.index(self.foot)] - ref
+
+
+@dataclass(frozen=True)
+class FootHeight(_FootResidual):
+    """``z(q) - z_ref``: the height of ``foot``'s origin above the world's ``z = 0`` (1) —
+    the swing height of a gait, weighted on the knots where the foot swings."""
+
+    kind = "foot_height"
+
+    def size(self, model) -> int:
+        return 1
+
+    def value(self, knot, ref):
+        return knot.model.robot.get_transform(knot.q, self.foot)[2, 3] - ref
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where each residual's reference and weights lie in a knot's parameter column:
+    ``(label, reference rows, weight rows)`` in order, each a ``slice``."""
+
+    entries: tuple[tuple[str, slice, slice], ...] = field(default_factory=tuple)
+    size: int = 0
+
+    @classmethod
+    def of(cls, model, residuals) -> Layout:
+        entries, start = [], 0
+        for residual in residuals:
+            n_ref, n_w = residual.reference_size(model), residual.size(model)
+            entries.append((residual.label(), slice(start, start + n_ref),
+                            slice(start + n_ref, start + n_ref + n_w)))
+            start += n_ref + n_w
+        return cls(tuple(entries), start)
+
+    def defaults(self, model, residuals) -> np.ndarray:
+        column = np.zeros(self.size)
+        for residual, (_, ref, weight) in zip(residuals, self.entries, strict=True):
+            column[ref] = residual.default_reference(model)
+            column[weight] = residual.weights(model)
+        return column

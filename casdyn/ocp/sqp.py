@@ -1,0 +1,469 @@
+"""Sequential quadratic programming of a :class:`casdyn.ocp.Problem` on HPIPM: the exact
+optimum from a cold start (:meth:`SQP.solve`), one QP per control period for MPC
+(:meth:`SQP.iterate`, the real-time iteration of Diehl, Bock & Schloeder 2005).
+
+Each iteration linearises every interval around the current plan — one compiled Function
+per stance mode, built once for the problem and kept in casdyn's compile cache: the
+dynamics' Jacobians in the tangent space by CasADi's AD of casdyn's contact dynamics, the
+cost's Gauss-Newton Hessian ``J^T diag(w) J``, the friction rows' Jacobians — and solves one
+QP in the tangent space with HPIPM (Frison & Diehl 2020, in CasADi's wheel), whose Riccati
+recursion runs stage by stage.
+
+QP variables, stage by stage (HPIPM's order): ``[dx_0 du_0 dx_1 du_1 ... dx_N]`` with
+``dx = [dq; dv]`` (``2 nv``) and ``du`` (``nu``). Constraints of each stage: the linearised
+gap ``A dx_k + B du_k - dx_{k+1} = -(F(x_k, u_k) ⊖ x_{k+1})``, the held feet's linearised
+friction (and centre-of-pressure) rows ``C dx_k + D du_k >= -h`` (the swing feet's rows
+unbounded), the boxes on ``du`` (torque limits) and on ``dx`` (joint position and velocity
+limits, exact in the tangent space); ``dx_0`` is fixed by the measured state. All are
+exact: the SQP converges to the NLP's own optimum (a Gauss-Newton step vanishes only at a
+KKT point of the problem), globalised by a filter line search on the cost and the l1
+constraint violation (Waechter & Biegler 2006).
+
+Nothing in the compiled code depends on the parameters' values: references, weights and the
+mode schedule are inputs of every call.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import casadi as ca
+import numpy as np
+
+from casdyn.codegen.library import compile_functions
+from casdyn.errors import ConvergenceWarning, InputError
+from casdyn.progress import Progress, enabled
+
+from .checks import number
+from .problem import Parameters, Problem
+
+# "no bound" for HPIPM, which keeps every bound it is given: with 1e8 its interior point
+# stalled at its iteration limit (the right cost, its tolerances unmet: measured on the
+# solo12 trot's QPs), with 1e3 to 1e6 it solved them in 9 iterations
+INF = 1e6
+# HPIPM's return status (hpipm_common.h)
+_HPIPM = {0: "solved", 1: "stopped at its iteration limit (iter_max)",
+          2: "stopped at its minimum step", 3: "NaN in its solution",
+          4: "inconsistent equality constraints"}
+
+
+@dataclass(frozen=True)
+class Result:
+    """What :meth:`SQP.solve` reached: the plan ``X`` (``(nx, N + 1)``), ``U`` (``(nu, N)``),
+    its ``cost``, ``violation`` (the largest constraint violation: gaps, friction rows,
+    bounds), the SQP ``iterations`` and whether it ``converged`` (step and violation below
+    the tolerance), with ``message``."""
+
+    X: np.ndarray
+    U: np.ndarray
+    cost: float
+    violation: float
+    iterations: int
+    converged: bool
+    message: str
+
+
+class SQP:
+    """The solver of ``problem``: ``compile`` builds the per-mode linearisations as C (one
+    library, its files compiled in parallel, kept in the compile cache; else CasADi's VM),
+    reporting the build on stderr as :mod:`casdyn.progress` says (``progress``).
+    ``hpipm``: HPIPM's options (default ``mode`` "speed", ``iter_max`` 50).
+    ``regularization``: added to the Hessian's diagonal (``>= 0``; it changes the steps, not
+    the optimum)."""
+
+    def __init__(self, problem: Problem, *, compile: bool = True, hpipm: dict | None = None,
+                 regularization: float = 1e-8, progress: bool | None = None):
+        if not isinstance(problem, Problem):
+            raise InputError(f"SQP needs a casdyn.ocp.Problem, got {type(problem).__name__}")
+        self.problem, self.model, self.N = problem, problem.model, problem.N
+        self.regularization = number("regularization", regularization)
+        m = self.model
+        self.ndx, self.nu, self.ng = m.ndx, m.nu, problem.n_rows
+        self.stage = self.ndx + self.nu
+        self.size = self.stage * self.N + self.ndx
+        self._on = np.stack([problem.held_rows(k) for k in range(len(problem.modes))], axis=1) \
+            if self.ng else np.zeros((0, len(problem.modes)))
+        self._build(compile, progress)
+        options = {"mode": "speed", "iter_max": 50}
+        options.update(hpipm or {})
+        N = self.N
+        self.qp = ca.conic("ocp_qp", "hpipm", {"h": self._h_sparsity, "a": self._a_sparsity},
+                           {"N": N, "nx": [self.ndx] * (N + 1), "nu": [self.nu] * N + [0],
+                            "ng": [self.ng] * N + [0], "error_on_fail": False, "inf": INF,
+                            "hpipm": options})
+        self.X = self.U = None
+        self._lam = np.zeros((len(m.feet), N))
+        # the rows of each foot's along row in the QP's constraints, interval by interval
+        per, stride = problem.rows_per_foot(), self.ndx + self.ng
+        self._along = np.array([k * stride + self.ndx + j * per for k in range(N)
+                                for j in range(len(m.feet))], dtype=int)
+        self.status = "not run"  # what the last iterate() or solve() did
+        self.qp_iterations = 0  # HPIPM's iterations in the last QP
+
+    # -- building ----------------------------------------------------------------------------
+    def _linearisation(self, mode: int) -> tuple[ca.Function, ca.Function]:
+        """(x, u, x_next, p) -> (d, A, B, H, g, h, C, D, cost) and -> (cost, d, h)."""
+        m, problem = self.model, self.problem
+        x, u, x_next = ca.SX.sym("x", m.nx), ca.SX.sym("u", m.nu), ca.SX.sym("x_next", m.nx)
+        p = ca.SX.sym("p", problem.stage_layout.size)
+        dx, du = ca.SX.sym("dx", m.ndx), ca.SX.sym("du", m.nu)
+        # the exact cone's tangential directions: constants of the linearisation, the
+        # forces' own at the point (w = 0)
+        directions = ca.SX.sym("directions", 2, len(m.feet))
+        w = ca.vertcat(dx, du)
+        f = problem.stage(mode)
+        x_plus, r, weights, forces = f(m.integrate_state(x, dx), u + du, p)
+        defect = m.difference_state(x_next, x_plus)
+        h = problem.friction_rows(forces, directions)
+        at = ca.Function("at", [x, u, x_next, p, w, directions],
+                         [defect, r, h, ca.jacobian(ca.vertcat(defect, r, h), w), forces])
+        # evaluated at w = 0 by a call, which folds the zeros into a smaller graph
+        outputs = at(x, u, x_next, p, ca.SX.zeros(w.numel()), directions)
+        defect, r, h, J, forces = ca.substitute(outputs, [directions],
+                                                [problem.directions(outputs[-1])])
+        n, nr = m.ndx, r.numel()
+        Jr, Jh = J[n : n + nr, :], J[n + nr :, :]
+        H = ca.mtimes(Jr.T, ca.mtimes(ca.diag(weights), Jr))
+        lam = ca.SX.sym("lam", len(m.feet))
+        if problem.friction == "exact":
+            H = H + self._cone_curvature(forces, Jh, lam)
+        g = ca.mtimes(Jr.T, weights * r)
+        cost = 0.5 * ca.dot(weights, r * r)
+        tag = f.name().removeprefix("ocp_stage_")
+        linear = ca.Function(f"ocp_linear_{tag}", [x, u, x_next, p, lam],
+                             [defect, J[:n, :n], J[:n, n:], H, g, h, Jh[:, :n], Jh[:, n:], cost],
+                             {"cse": True})
+        x_plus, r, weights, forces = f(x, u, p)
+        h = problem.friction_rows(forces, problem.directions(forces))
+        values = ca.Function(f"ocp_values_{tag}", [x, u, x_next, p],
+                             [0.5 * ca.dot(weights, r * r), m.difference_state(x_next, x_plus), h],
+                             {"cse": True})
+        return linear, values
+
+    def _cone_curvature(self, forces, Jh, lam):
+        """The exact cone's part of the Lagrangian's Hessian, ``lam |f_t|^-1 j j^T`` per
+        foot with ``j`` the derivative of the tangential force across its direction (the
+        cone ``mu fz - |f_t|`` bends only across ``f_t``; ``lam >= 0`` its multiplier of the
+        last QP): it keeps the next QP from swinging the force round the cone."""
+        per = self.problem.rows_per_foot()
+        H = 0
+        for k in range(len(self.model.feet)):
+            f = forces[:, k] if self.model.contact == "point" else forces[3:, k]
+            norm = ca.fmax(ca.sqrt(f[0] ** 2 + f[1] ** 2), 1e-6)
+            # rows (along, across, -along, -across): across's gradient mu dfz - d_perp.dft
+            j = 0.5 * (Jh[k * per + 3, :] - Jh[k * per + 1, :])
+            H = H + lam[k] / norm * ca.mtimes(j.T, j)
+        return H
+
+    def _terminal(self) -> tuple[ca.Function, ca.Function]:
+        """(x, p) -> (H, g, cost) and -> cost."""
+        m = self.model
+        x, p = ca.SX.sym("x", m.nx), ca.SX.sym("p", self.problem.terminal_layout.size)
+        dx = ca.SX.sym("dx", m.ndx)
+        r, _ = self.problem.terminal()(m.integrate_state(x, dx), p)
+        at = ca.Function("at", [x, p, dx], [r, ca.jacobian(r, dx)])
+        r0, J = at(x, p, ca.SX.zeros(m.ndx))
+        w0 = self.problem.terminal()(x, p)[1]
+        H = ca.mtimes(J.T, ca.mtimes(ca.diag(w0), J))
+        linear = ca.Function("ocp_linear_end", [x, p],
+                             [H, ca.mtimes(J.T, w0 * r0), 0.5 * ca.dot(w0, r0 * r0)])
+        values = ca.Function("ocp_values_end", [x, p], [0.5 * ca.dot(w0, r0 * r0)])
+        return linear, values
+
+    def _build(self, compile: bool, progress: bool | None):
+        modes = range(len(self.problem.modes))
+        pieces = [self._linearisation(k) for k in modes]
+        end_linear, end_values = self._terminal()
+        functions = [f for pair in pieces for f in pair] + [end_linear, end_values]
+        if compile:
+            name = "ocp_" + "_".join(f.name() for f in functions[::2])
+            with Progress("ocp stages", enabled(progress)) as report:
+                functions, _, _ = compile_functions(functions, _short(name), progress=report)
+        linear = functions[0:-2:2]
+        values = functions[1:-2:2]
+        end_linear, end_values = functions[-2:]
+        self._functions = functions
+        self._glue(linear, values, end_linear, end_values)
+
+    def _glue(self, linear, values, end_linear, end_values):
+        """The horizon's QP data and merit terms from the stage Functions (CasADi's VM: a
+        few matrix copies around the compiled calls)."""
+        m, N, ndx, nu, ng, s = self.model, self.N, self.ndx, self.nu, self.ng, self.stage
+        problem = self.problem
+        X, U = ca.MX.sym("X", m.nx, N + 1), ca.MX.sym("U", nu, N)
+        P = ca.MX.sym("P", problem.stage_layout.size, N)
+        PN = ca.MX.sym("PN", problem.terminal_layout.size)
+        mode = ca.MX.sym("mode", 1, N)
+        on = ca.MX.sym("on", ng, N)  # 1: the row applies (a held foot's)
+        lam = ca.MX.sym("lam", len(m.feet), N)  # the exact cones' multipliers, last QP's
+        x0 = ca.MX.sym("x0", m.nx)
+
+        def mapped(functions):
+            f = functions[0] if len(functions) == 1 else ca.Function.conditional(
+                f"{functions[0].name()}_by_mode", functions[:-1], functions[-1])
+            call = f.map(N)
+            return (lambda *a: call(*a)) if len(functions) == 1 else \
+                (lambda *a: call(mode, *a))
+
+        d, A, B, Hs, gs, h, C, D, costs = mapped(linear)(X[:, :-1], U, X[:, 1:], P, lam)
+        HN, gN, costN = end_linear(X[:, -1], PN)
+        reg = self.regularization
+        blocks = [Hs[:, k * s : (k + 1) * s] + reg * ca.MX.eye(s) for k in range(N)]
+        H = ca.diagcat(*blocks, HN + reg * ca.MX.eye(ndx))
+        g = ca.vertcat(ca.vec(gs), gN)
+        minus_eye = -ca.MX.eye(ndx)
+        rows = []
+        for k in range(N):
+            left, right = k * s, self.size - (k + 1) * s - ndx
+            rows.append(ca.horzcat(ca.MX(ndx, left), A[:, k * ndx : (k + 1) * ndx],
+                                   B[:, k * nu : (k + 1) * nu], minus_eye, ca.MX(ndx, right)))
+            if ng:
+                rows.append(ca.horzcat(ca.MX(ng, left), C[:, k * ndx : (k + 1) * ndx],
+                                       D[:, k * nu : (k + 1) * nu],
+                                       ca.MX(ng, self.size - (k + 1) * s)))
+        a = ca.vertcat(*rows)
+        lower_rows = -on * h - (1 - on) * INF  # (on is 0 or 1; INF is finite)
+        lba = ca.vertcat(*[ca.vertcat(-d[:, k], lower_rows[:, k]) for k in range(N)])
+        uba = ca.vertcat(*[ca.vertcat(-d[:, k], INF * ca.DM.ones(ng)) for k in range(N)])
+        dx0 = m.difference_state(X[:, 0], x0)
+        cost = ca.sum2(costs) + costN
+        self._qp_data = ca.Function("ocp_qp_data", [X, U, P, PN, mode, on, x0, lam],
+                                    [H, g, a, lba, uba, dx0, cost])
+        self._h_sparsity, self._a_sparsity = H.sparsity(), a.sparsity()
+        c, dv, hv = mapped(values)(X[:, :-1], U, X[:, 1:], P)
+        violation = ca.vertcat(ca.vec(ca.fabs(dv)), ca.vec(ca.fmax(0, -on * hv)),
+                               ca.fabs(dx0))
+        self._merit = ca.Function("ocp_merit", [X, U, P, PN, mode, on, x0],
+                                  [ca.sum2(c) + end_values(X[:, -1], PN), ca.sum1(violation),
+                                   ca.mmax(violation)])
+        # the step on the manifold, and the plan moved on by a fraction of a knot
+        W, alpha = ca.MX.sym("w", self.size), ca.MX.sym("alpha")
+        dX = ca.horzcat(*[W[k * s : k * s + ndx] for k in range(N + 1)])
+        dU = ca.horzcat(*[W[k * s + ndx : (k + 1) * s] for k in range(N)])
+        xs, dxs = ca.SX.sym("x", m.nx), ca.SX.sym("dx", ndx)
+        plus = ca.Function("plus", [xs, dxs], [m.integrate_state(xs, dxs)]).map(N + 1)
+        self._update = ca.Function("ocp_update", [X, U, W, alpha],
+                                   [plus(X, alpha * dX), U + alpha * dU])
+        xa, xb, a_s = ca.SX.sym("xa", m.nx), ca.SX.sym("xb", m.nx), ca.SX.sym("a")
+        between = ca.Function("between", [xa, xb, a_s],
+                              [m.integrate_state(xa, a_s * m.difference_state(xa, xb))])
+        X_next = ca.horzcat(between.map(N)(X[:, :-1], X[:, 1:], alpha), X[:, -1])
+        U_next = ca.horzcat(U[:, :-1] + alpha * (U[:, 1:] - U[:, :-1]), U[:, -1])
+        self._shift = ca.Function("ocp_shift", [X, U, alpha], [X_next, U_next])
+
+    # -- the plan ------------------------------------------------------------------------------
+    def initialize(self, X, U) -> None:
+        """Set the plan: states ``(nx, N + 1)`` (unit quaternions, never zero) and torques
+        ``(nu, N)``."""
+        m = self.model
+        X, U = np.asarray(X, dtype=float), np.asarray(U, dtype=float)
+        if X.shape != (m.nx, self.N + 1) or U.shape != (self.nu, self.N):
+            raise InputError(f"initialize: expected X {(m.nx, self.N + 1)} and U "
+                             f"{(self.nu, self.N)}, got {X.shape} and {U.shape}")
+        if not (np.all(np.isfinite(X)) and np.all(np.isfinite(U))):
+            raise InputError("initialize: X and U must be finite, got NaN or inf")
+        if m.robot.floating_base and np.any(np.linalg.norm(X[3:7], axis=0) < 1e-6):
+            raise InputError("initialize: a zero quaternion in X (give a standing pose)")
+        self.X, self.U = X.copy(), U.copy()
+        self._lam[:] = 0.0
+
+    def hold(self, x0) -> None:
+        """Set the plan to ``x0`` held over the horizon with the torques that hold its
+        configuration still on all feet (:meth:`ContactModel.standing_torques`)."""
+        x0 = self._state(x0)
+        u = self.model.standing_torques(x0[: self.model.nq])
+        self.initialize(np.tile(x0[:, None], (1, self.N + 1)), np.tile(u[:, None], (1, self.N)))
+
+    def shift(self, fraction: float) -> None:
+        """Move the plan on by ``fraction`` of a knot (the warm start of the next period;
+        finite, ``>= 0``)."""
+        fraction = number("fraction", fraction)
+        self._need_plan("shift")
+        X, U = self._shift(self.X, self.U, fraction)
+        self.X, self.U = X.full(), U.full()
+
+    # -- solving -----------------------------------------------------------------------------
+    def iterate(self, x0, parameters: Parameters) -> bool:
+        """One QP from the measured state ``x0`` (``nx``) with ``parameters``; the full step
+        is taken (a real-time iteration). Updates :attr:`X` and :attr:`U`.
+
+        Returns whether the plan took a usable step: HPIPM solved the QP, or stopped at its
+        iteration limit or minimum step with a finite step. :attr:`status` says which. A QP
+        whose data are not finite (a plan that diverged) is not handed to HPIPM, and a step
+        that is not finite is not taken: the plan stays as it was, the call returns False with a
+        :class:`casdyn.ConvergenceWarning` (start again with :meth:`hold` or
+        :meth:`initialize`)."""
+        args = self._arguments("iterate", x0, parameters)
+        step = self._qp(args)
+        if step is None:
+            return False
+        X, U = self._update(self.X, self.U, step[0], 1.0)
+        self.X, self.U = X.full(), U.full()
+        return True
+
+    def solve(self, x0, parameters: Parameters, *, max_iter: int = 200,
+              tol: float = 1e-7) -> Result:
+        """Iterate from the current plan (:meth:`hold` ``x0`` first where there is none)
+        until the QP's step (its largest entry) and the constraint violation are below
+        ``tol``, each step shortened by a filter line search; at most ``max_iter`` QPs.
+        Gauss-Newton steps converge linearly, at a rate set by the residuals left at the
+        optimum (small residuals: a few iterations).
+        A result that did not converge warns (:class:`casdyn.ConvergenceWarning`)."""
+        if self.X is None:
+            self.hold(x0)
+        tol = number("tol", tol, positive=True)
+        args = self._arguments("solve", x0, parameters)
+        cost, theta, _ = self._measure(self.X, self.U, args)
+        search = _Filter(theta)
+        message, converged, iterations = "", False, 0
+        for iterations in range(1, int(max_iter) + 1):
+            step = self._qp(args, warn=False)
+            if step is None:
+                message = self.status
+                break
+            w, slope = step
+            full_step = float(np.max(np.abs(w.full()))) if w.numel() else 0.0
+            alpha = 1.0
+            while alpha >= 1e-12:
+                X, U = (v.full() for v in self._update(self.X, self.U, w, alpha))
+                trial_cost, trial_theta, worst = self._measure(X, U, args)
+                if search.accepts(cost, theta, slope, alpha, trial_cost, trial_theta):
+                    break
+                alpha *= 0.5
+            else:
+                message = "the line search found no acceptable step"
+                break
+            self.X, self.U = X, U
+            cost, theta = trial_cost, trial_theta
+            if full_step <= tol and worst <= tol:
+                converged, message = True, f"converged in {iterations} iterations"
+                break
+        else:
+            message = f"not converged in {max_iter} iterations"
+        cost, _, worst = self._measure(self.X, self.U, args)
+        if not converged:
+            warnings.warn(f"SQP.solve: {message}", ConvergenceWarning, stacklevel=2)
+        self.status = message
+        return Result(self.X.copy(), self.U.copy(), cost, worst, iterations, converged, message)
+
+    def cost(self, x0, parameters: Parameters) -> float:
+        """The cost of the current plan."""
+        args = self._arguments("cost", x0, parameters)
+        return float(self._merit(self.X, self.U, *args)[0])
+
+    # -- internals ---------------------------------------------------------------------------
+    def _qp(self, args, *, warn: bool = True):
+        """(step, cost slope along the step), or None with the reason in :attr:`status` (and
+        a warning where ``warn``)."""
+        P, PN, mode, on, x0 = args
+        data = self._qp_data(self.X, self.U, P, PN, mode, on, x0, self._lam)
+        if not all(d.is_regular() for d in data[:-1]):
+            return self._failed("the QP's data are not finite: the plan diverged", warn)
+        H, g, a, lba, uba, dx0, _ = data
+        lbx, ubx = self._boxes(dx0.full().ravel())
+        solution = self.qp(h=H, g=g, a=a, lba=lba, uba=uba, lbx=lbx, ubx=ubx)
+        stats = self.qp.stats()
+        code = int(stats.get("return_status", -1))
+        self.qp_iterations = int(stats.get("iter_count", -1))
+        self.status = f"HPIPM: {_HPIPM.get(code, f'return status {code}')} after " \
+            f"{self.qp_iterations} iterations"
+        w = solution["x"]
+        # a step at HPIPM's iteration limit or minimum step is its last interior iterate:
+        # finite, it is taken (the next QP goes on from there)
+        if code not in (0, 1, 2) or not w.is_regular():
+            return self._failed(f"{self.status}; the step is not taken", warn)
+        if self.problem.friction == "exact":
+            # the along rows' multipliers (CasADi: negative where a lower bound is active)
+            lam_a = solution["lam_a"].full().ravel()
+            self._lam = np.maximum(0.0, -lam_a[self._along]).reshape(self._lam.shape, order="F")
+        return w, float(ca.dot(g, w))
+
+    def _boxes(self, dx0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Bounds of the QP's variables: ``dx_0`` fixed, the torque and state limits."""
+        lu, uu = self.problem.control_bounds()
+        dl, dh = self.problem.tangent_bounds(self.X[:, 1:])
+        lower = np.concatenate([lu[:, None] - self.U, dl]).ravel(order="F")
+        upper = np.concatenate([uu[:, None] - self.U, dh]).ravel(order="F")
+        return (np.clip(np.r_[dx0, lower], -INF, INF), np.clip(np.r_[dx0, upper], -INF, INF))
+
+    def _measure(self, X, U, args) -> tuple[float, float, float]:
+        """(cost, l1 violation, largest violation) of the plan ``(X, U)``: the gaps, the held
+        feet's rows, ``x_0``'s distance from the measured state, the torque and state
+        limits (from knot 1)."""
+        cost, l1, worst = (float(v) for v in self._merit(X, U, *args))
+        lu, uu = self.problem.control_bounds()
+        dl, du = self.problem.tangent_bounds(X[:, 1:])
+        bounds = np.concatenate([np.maximum(0, lu[:, None] - U).ravel(),
+                                 np.maximum(0, U - uu[:, None]).ravel(),
+                                 np.maximum(0, dl).ravel(), np.maximum(0, -du).ravel()])
+        return cost, l1 + float(bounds.sum()), max(worst, float(bounds.max(initial=0.0)))
+
+    def _failed(self, why: str, warn: bool):
+        self.status = why
+        if warn:
+            warnings.warn(f"SQP: {why}; the plan is unchanged", ConvergenceWarning,
+                          stacklevel=4)
+        return None
+
+    def _need_plan(self, what: str) -> None:
+        if self.X is None:
+            raise InputError(f"{what}: set the plan first (hold(x0) or initialize(X, U))")
+
+    def _state(self, x0) -> np.ndarray:
+        nx = self.model.nx
+        x0 = np.asarray(x0, dtype=float)
+        if x0.shape != (nx,) or not np.all(np.isfinite(x0)):
+            raise InputError(f"x0: expected {nx} finite numbers, got "
+                             f"{x0.tolist() if x0.size < 64 else x0.shape}")
+        return x0
+
+    def _arguments(self, what: str, x0, parameters):
+        self._need_plan(what)
+        x0 = self._state(x0)
+        if not isinstance(parameters, Parameters) or parameters.problem is not self.problem:
+            raise InputError(f"{what}: parameters must come from this problem's "
+                             "parameters()")
+        if not (np.all(np.isfinite(parameters.stage)) and
+                np.all(np.isfinite(parameters.terminal))):
+            raise InputError(f"{what}: the parameters are not finite")
+        on = self._on[:, parameters.modes]
+        return (parameters.stage, parameters.terminal, parameters.modes[None, :].astype(float),
+                on, x0)
+
+
+class _Filter:
+    """The filter line search of Waechter & Biegler (2006; Ipopt's, without its barrier
+    and restoration phase): a step is taken where it reduces the constraint violation
+    ``theta`` (l1) or the cost enough against the current point and every point the filter
+    holds; where the violation is small and the step descends, it must reduce the cost
+    (Armijo)."""
+
+    gamma_theta, gamma_cost, eta, delta, s_theta, s_cost = 1e-5, 1e-5, 1e-4, 1.0, 1.1, 2.3
+
+    def __init__(self, theta0: float):
+        self.theta_max = 1e4 * max(1.0, theta0)
+        self.points: list[tuple[float, float]] = []
+
+    def accepts(self, cost, theta, slope, alpha, trial_cost, trial_theta) -> bool:
+        if not (math.isfinite(trial_cost) and math.isfinite(trial_theta)) or \
+                trial_theta > self.theta_max:
+            return False
+        if any(trial_theta >= t and trial_cost >= c for t, c in self.points):
+            return False
+        switching = slope < 0 and \
+            alpha * (-slope) ** self.s_cost > self.delta * theta ** self.s_theta
+        if switching and theta <= 1e-4 * max(1.0, self.theta_max / 1e4):
+            return trial_cost <= cost + self.eta * alpha * slope
+        if trial_theta <= (1 - self.gamma_theta) * theta or \
+                trial_cost <= cost - self.gamma_cost * theta:
+            self.points.append(((1 - self.gamma_theta) * theta,
+                                cost - self.gamma_cost * theta))
+            return True
+        return False
+
+
+def _short(name: str) -> str:
+    """A library name of at most 60 characters (the key keeps it unique)."""
+    return name if len(name) <= 60 else name[:60]
