@@ -1,21 +1,23 @@
 """Whole-body MPC of the shipped solo12 trotting forward, with MuJoCo as the plant.
 
-Every 10 ms the controller takes MuJoCo's state and runs one real-time iteration
-(:class:`casdyn.ocp.RealTimeIteration`): the whole horizon (20 knots of 20 ms, 0.4 s) is
-linearised by one compiled C function — casdyn's forward contact dynamics with the held
-feet of each knot, stepped on SE(3) x R^12, its Jacobians by CasADi's AD, a Gauss-Newton
-tracking cost in the tangent space — and HPIPM solves one QP with every held foot's force in
-its friction pyramid and the torques within the motors' 2.7 N m. The gait is a trot
-(diagonal pairs swing alternately, with foot-height references); the robot is asked to walk
-forward at ``SPEED``. MuJoCo (its own soft contacts, 1 ms steps) applies the first
-interval's torques plus a joint PD towards the planned motion, clipped to the motor limit.
+The problem is a :class:`casdyn.ocp.Problem`: 20 knots of 20 ms (0.4 s) of casdyn's forward
+contact dynamics with the held feet of each knot, stepped on SE(3) x R^12; a state residual
+towards a reference walking at ``SPEED``, a control residual towards the standing torques and
+the swing feet's heights; every held foot's force in its friction pyramid, the torques within
+the motors' 2.7 N m, the joints within their limits — exact constraints. Every 10 ms the
+controller takes MuJoCo's state, writes the references and the stance schedule into the
+problem's parameters and runs one real-time iteration (:meth:`casdyn.ocp.SQP.iterate`: one
+QP on HPIPM). The gait is a trot (diagonal pairs swing alternately). MuJoCo (its own soft
+contacts, 1 ms steps) applies the first interval's torques plus a joint PD towards the
+planned motion, clipped to the motor limit.
 
-The first run compiles the horizon's linearisation (gcc, one to two minutes; cached on disk
-for the next runs) and says so on stderr while it does (``casdyn: rti_qp_data: ...``; on a
-terminal, or anywhere with ``CASDYN_PROGRESS=1``).
+The first run compiles one linearisation per stance mode (seconds to half a minute; kept in
+casdyn's compile cache for the next runs, whatever the horizon or the weights) and says so
+on stderr while it does (on a terminal, or anywhere with ``CASDYN_PROGRESS=1``). At the end
+the run changes one weight and times the next solve (``retune_s``): no build in between.
 
 Run:  python examples/quadruped_mpc.py [--quick] [--json] [--save FILE.npz] [--plot-dir DIR]
-      [--constraints barrier|hard] [--interpreted]
+      [--interpreted]
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import numpy as np
 
 import casdyn
 from casdyn.errors import CasdynError
-from casdyn.ocp import ContactModel, RealTimeIteration, TrackingCost
+from casdyn.ocp import SQP, ContactModel, ControlResidual, FootHeight, Problem, StateResidual
 from casdyn.plotting import pyplot
 
 FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
@@ -48,11 +50,12 @@ SWING_HEIGHT = 0.05  # m
 DAMPING = 20.0  # 1/s, the held feet's velocity feedback in the model
 KP, KD = 3.0, 0.05  # joint PD towards the plan, N m/rad and N m s/rad
 DURATION, QUICK_DURATION = 10.0, 1.5  # s simulated
-# HPIPM's interior-point iterations per QP: RTI takes the second iterate's step whether or
-# not HPIPM's tolerances are met (it is ~1e-3 of the step from the QP's solution; the quick
-# run's distance changes by 0.2 mm against 3 iterations, its CPU time by -0.7 ms)
+# HPIPM's interior-point iterations per QP: the real-time iteration takes the second
+# iterate's step whether or not HPIPM's tolerances are met (about 2 ms of CPU an iteration
+# here; the quick run walks 0.41 m with 2 or 3)
 HPIPM_ITERATIONS = 2
 MODES = ((1, 1, 1, 1), (1, 0, 0, 1), (0, 1, 1, 0))  # four feet, FL+HR held, FR+HL held
+FOOT_WEIGHT = 2500.0  # per m^2 of a swing foot's height error
 
 
 def standing(robot) -> np.ndarray:
@@ -129,53 +132,53 @@ def measured_state(data) -> np.ndarray:
 
 
 class TrotController:
-    """The RTI, its references and the schedule for the horizon starting at time t."""
+    """The problem, its parameters, the SQP and the schedule for the horizon from time t."""
 
-    def __init__(self, robot, constraints: str = "barrier", compile: bool = True):
+    def __init__(self, robot, compile: bool = True):
         self.model = ContactModel(robot, FEET, dt=KNOT, damping=DAMPING, mu=MU_MODEL)
-        self.cost = TrackingCost(
-            q_weight=np.r_[[1.0, 5.0, 20.0], [20.0, 20.0, 10.0], np.full(12, 2.0)],
-            v_weight=np.r_[[1.0, 1.0, 1.0], [5.0, 5.0, 2.0], np.full(12, 0.05)],
-            u_weight=np.full(12, 0.1), foot_weight=50.0, terminal=3.0)
-        self.rti = RealTimeIteration(self.model, self.cost, N, MODES, constraints=constraints,
-                                     compile=compile,
-                                     hpipm={"mode": "speed_abs", "iter_max": HPIPM_ITERATIONS})
+        q_weight = np.r_[[1.0, 5.0, 20.0], [20.0, 20.0, 10.0], np.full(12, 2.0)] ** 2
+        v_weight = np.r_[[1.0, 1.0, 1.0], [5.0, 5.0, 2.0], np.full(12, 0.05)] ** 2
+        heights = [FootHeight(foot, weight=0.0) for foot in FEET]  # weighted while swinging
+        self.problem = Problem(
+            self.model, N, [StateResidual(weight=np.r_[q_weight, v_weight]),
+                            ControlResidual(weight=0.01), *heights],
+            [StateResidual(weight=9.0 * np.r_[q_weight, v_weight]), *heights], modes=MODES)
+        start = time.perf_counter()
+        self.sqp = SQP(self.problem, compile=compile,
+                       hpipm={"mode": "speed_abs", "iter_max": HPIPM_ITERATIONS})
+        self.build_s = time.perf_counter() - start
+        self.parameters = self.problem.parameters()
         self.q0 = standing(robot)
         self.u0 = self.model.standing_torques(self.q0)
-        x0 = np.r_[self.q0, np.zeros(robot.nv)]
-        self.rti.initialize(np.tile(x0[:, None], (1, N + 1)), np.tile(self.u0[:, None], (1, N)))
+        self.parameters.set("control", reference=self.u0)
+        self.sqp.hold(np.r_[self.q0, np.zeros(robot.nv)])
 
-    def problem(self, t: float, x: np.ndarray):
-        """(parameters, mode indices, held feet) of the horizon from time ``t``."""
-        nf = len(FEET)
-        P = np.empty((self.cost.parameter_size(self.model), N + 1))
-        modes, held = np.empty(N), np.empty((nf, N))
-        q_ref = self.q0.copy()
-        v_ref = np.zeros(self.model.nv)
-        v_ref[3] = SPEED if t >= STAND else 0.0
-        for k in range(N + 1):
-            tk = t + k * KNOT
-            _, swing = gait(tk)
-            q_ref[0] = x[0] + (SPEED * max(tk - max(t, STAND), 0.0))
-            P[:, k] = self.cost.pack(self.model, q_ref, v_ref, self.u0, foot_height(swing),
-                                     (swing >= 0).astype(float))
-            if k < N:
-                modes[k] = gait(tk + KNOT / 2)[0]
-                held[:, k] = MODES[int(modes[k])]
-        return P, modes, held
+    def schedule(self, t: float, x: np.ndarray) -> None:
+        """Write the references and the stance modes of the horizon from time ``t``."""
+        nq = self.model.nq
+        X_ref = np.tile(np.r_[self.q0, np.zeros(self.model.nv)][:, None], (1, N + 1))
+        times = t + KNOT * np.arange(N + 1)
+        X_ref[0] = x[0] + SPEED * np.maximum(times - max(t, STAND), 0.0)
+        X_ref[nq + 3] = SPEED if t >= STAND else 0.0
+        swing = np.array([gait(tk)[1] for tk in times]).T  # (feet, N + 1)
+        self.parameters.set("state", reference=X_ref)
+        for k, foot in enumerate(FEET):
+            self.parameters.set(f"foot_height:{foot}", reference=foot_height(swing[k])[None],
+                                weight=FOOT_WEIGHT * (swing[k] >= 0)[None])
+        self.parameters.set_modes([gait(tk + KNOT / 2)[0] for tk in times[:-1]])
 
     def __call__(self, t: float, x: np.ndarray, shift: float = 0.0) -> bool:
         """One solve at time ``t`` from the state ``x``, the guess first moved on by
         ``shift`` knots (the time since the last solve)."""
         if shift:
-            self.rti.shift(shift)
-        P, modes, held = self.problem(t, x)
-        return self.rti.iterate(x, P, modes, held)
+            self.sqp.shift(shift)
+        self.schedule(t, x)
+        return self.sqp.iterate(x, self.parameters)
 
 
-def run(duration: float, constraints: str = "barrier", compile: bool = True):
+def run(duration: float, compile: bool = True):
     robot = casdyn.load_robot("solo12", floating_base=True)
-    controller = TrotController(robot, constraints, compile)
+    controller = TrotController(robot, compile)
     model, data = build_plant(robot, controller.q0)
     import mujoco
 
@@ -191,13 +194,13 @@ def run(duration: float, constraints: str = "barrier", compile: bool = True):
         wall, cpu = time.perf_counter(), time.process_time()
         ok = controller(t, x, PERIOD / KNOT if i else 0.0)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        X, U = controller.rti.X, controller.rti.U
+        X, U = controller.sqp.X, controller.sqp.U
         mode = gait(t + KNOT / 2)[0]
         _, forces = controller.model.step(MODES[mode])(X[:, 0], U[:, 0])
         log["wall"].append(wall)
         log["cpu"].append(cpu)
         log["ok"].append(ok)  # a step taken (HPIPM solved, or stopped at its iter_max)
-        log["capped"].append("iteration limit" in controller.rti.status)
+        log["capped"].append("iteration limit" in controller.sqp.status)
         log["forces"].append(np.asarray(forces).T)
         nq = robot.nq
         for j in range(substeps):
@@ -212,10 +215,17 @@ def run(duration: float, constraints: str = "barrier", compile: bool = True):
                 log["v"].append(x[nq:])
                 log["tau"].append(data.ctrl.copy())
             mujoco.mj_step(model, data)
-    return {key: np.asarray(value) for key, value in log.items()}
+    log = {key: np.asarray(value) for key, value in log.items()}
+    # retuning: one weight changed, then the next solve's result, with no build in between
+    start = time.perf_counter()
+    controller.parameters.set("control", weight=0.02)
+    controller(steps * PERIOD, measured_state(data), 1.0)
+    log["retune_s"] = time.perf_counter() - start
+    log["build_s"] = controller.build_s
+    return log
 
 
-def summary(log, constraints: str = "barrier") -> dict:
+def summary(log) -> dict:
     wall_ms = 1e3 * log["wall"]
     q = log["q"]
     sim_time = len(log["t"]) * PERIOD
@@ -232,7 +242,8 @@ def summary(log, constraints: str = "barrier") -> dict:
             "steps_not_taken": int(np.sum(~log["ok"])),
             "sim_time_s": sim_time, "distance_m": float(q[-1, 0] - q[0, 0]),
             "min_base_height_m": min_height, "fell": bool(min_height < 0.12),
-            "solver": f"rti-hpipm ({constraints} constraints)"}
+            "build_s": float(log["build_s"]), "retune_s": float(log["retune_s"]),
+            "solver": "sqp-hpipm real-time iteration (exact constraints)"}
 
 
 def plot(path: Path, log):
@@ -261,7 +272,7 @@ def plot(path: Path, log):
     for ax in axes:
         ax.grid(True)
         ax.legend(fontsize="x-small", ncol=2)
-    axes[0].set_title("solo12 trot in MuJoCo under casdyn's RTI MPC")
+    axes[0].set_title("solo12 trot in MuJoCo under casdyn's SQP MPC (real-time iteration)")
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -283,13 +294,9 @@ def main(argv=None):
     parser.add_argument("--interpreted", action="store_true",
                         help="evaluate the linearisation in CasADi's VM (no C compiler; "
                              "several times slower: not real time)")
-    parser.add_argument("--constraints", choices=("barrier", "hard"), default="barrier",
-                        help="pyramids and torque limits as relaxed barriers in the cost "
-                             "(default) or as the QP's inequalities")
     arguments = parser.parse_args(argv)
-    log = run(QUICK_DURATION if arguments.quick else DURATION, arguments.constraints,
-              not arguments.interpreted)
-    result = summary(log, arguments.constraints)
+    log = run(QUICK_DURATION if arguments.quick else DURATION, not arguments.interpreted)
+    result = summary(log)
     if arguments.save:
         np.savez(arguments.save, t=log["t"], q=log["q"], v=log["v"], tau=log["tau"],
                  forces=log["forces"], contacts=np.array(FEET))
