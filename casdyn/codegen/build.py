@@ -3,7 +3,8 @@
 **The flags policy.** A C file's flags follow from the size of the graphs it holds
 (:mod:`casdyn.sizes`): :data:`SMALL_FLAGS` below :data:`casdyn.sizes.OWN_C_FILE`
 instructions, :data:`LARGE_FLAGS` from there, :data:`HUGE_FLAGS` from
-:data:`casdyn.sizes.LOWEST_OPTIMISATION`; the batched C (:mod:`casdyn.codegen.simd`) as a
+:data:`casdyn.sizes.LOWEST_OPTIMISATION` (in a quick build, :data:`QUICK_FLAGS` for every
+large file); the batched C (:mod:`casdyn.codegen.simd`) as a
 large file, plus :data:`casdyn.codegen.simd.FLAGS`. Compilers other than GCC get plain
 ``-O2`` and ``-O1`` for the two last. Every command of a library built for this machine's
 processor carries :data:`NATIVE_FLAG`: :meth:`casdyn.RigidBodyTree.compile`, the background
@@ -43,6 +44,12 @@ SMALL_FLAGS = ("-O3", *SHARED)
 LARGE_FLAGS = ("-O2", "-fno-tree-pre", "-fno-code-hoisting", "-fvect-cost-model=dynamic",
                *SHARED)
 HUGE_FLAGS = ("-O1", "-ftree-loop-vectorize", *SHARED)
+# a quick build's large files (flags_for's quick): -Og, GCC's -O1 without the passes that
+# cost time on straight-line code and gain nothing there (the solo12 OCP's stage
+# linearisation, 178,195 instructions: 10.8 s against 17.2 s to compile at -O1 and 24.6 s at
+# the large flags, 77 us a call against 92 and 65; the floating TALOS's FD derivatives: 7.3
+# against 12.1 s, 50 us at both)
+QUICK_FLAGS = ("-Og", *SHARED)
 # other compilers get plain -O2 and -O1
 GCC_ONLY = ("-fno-tree-pre", "-fno-code-hoisting", "-fvect-cost-model=dynamic",
             "-ftree-loop-vectorize")
@@ -84,10 +91,15 @@ def native_flags(cc: str) -> tuple[str, ...]:
     return (NATIVE_FLAG,) if result.returncode == 0 else ()
 
 
-def flags_for(size: int, cc: str) -> tuple[str, ...]:
-    """The policy's flags for a C file of graphs of ``size`` instructions, by ``cc``."""
-    chosen = HUGE_FLAGS if size >= sizes.LOWEST_OPTIMISATION else \
-        LARGE_FLAGS if size >= sizes.OWN_C_FILE else SMALL_FLAGS
+def flags_for(size: int, cc: str, quick: bool = False) -> tuple[str, ...]:
+    """The policy's flags for a C file of graphs of ``size`` instructions, by ``cc``;
+    ``quick`` (a build someone waits for before they can start: the OCP's stages) gives a
+    large file :data:`QUICK_FLAGS`, compiled in about half the time."""
+    if quick and size >= sizes.OWN_C_FILE:
+        chosen = QUICK_FLAGS
+    else:
+        chosen = HUGE_FLAGS if size >= sizes.LOWEST_OPTIMISATION else \
+            LARGE_FLAGS if size >= sizes.OWN_C_FILE else SMALL_FLAGS
     return chosen if is_gcc(cc) else tuple(f for f in chosen if f not in GCC_ONLY)
 
 
@@ -127,14 +139,16 @@ Command = tuple[list[str], str, int]  # (command, the file it builds from, its w
 
 def commands(cc: str, files: Sequence[CFile], library: str,
              flags: tuple[str, ...] | None = None,
-             extra: tuple[str, ...] = ()) -> list[Command]:
+             extra: tuple[str, ...] = (), quick: bool = False) -> list[Command]:
     """The commands that build ``library`` from the C ``files`` (run in their directory):
-    ``flags`` for every file (None: :func:`flags_for` each), ``extra`` added to each
-    command. One command for one file; else each file to an object, the largest first, then
-    the link (its own command, last)."""
+    ``flags`` for every file (None: :func:`flags_for` each, ``quick`` as it says), ``extra``
+    added to each command. One command for one file; else each file to an object, the
+    largest first, then the link (its own command, last)."""
 
     def file_flags(c_file: CFile) -> tuple[str, ...]:
-        chosen = (*flags, *extra) if flags is not None else (*flags_for(c_file.size, cc), *extra)
+        # a quick build counts the small functions' file by all it holds
+        size = max(c_file.size, c_file.work) if quick else c_file.size
+        chosen = (*flags, *extra) if flags is not None else (*flags_for(size, cc, quick), *extra)
         return (*chosen, *simd.FLAGS) if c_file.batched else chosen
 
     if len(files) == 1:

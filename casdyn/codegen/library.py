@@ -68,6 +68,7 @@ def compile_functions(
     vector_outputs: Collection[str] | None = None,
     batched: Sequence[ca.Function | None] | None = None,
     with_derivatives: bool = False,
+    quick: bool = False,
     progress: Progress = SILENT,
 ) -> tuple[list[ca.Function], ModuleType | None, list[BatchKernel | None]]:
     """``functions`` compiled into one library ``lib<name>_<key>.so`` of the cache (see
@@ -82,6 +83,7 @@ def compile_functions(
     ``batched``: for each of ``functions``, the SX Function (same inputs and outputs) whose
     batched entry point ``<name>_batch`` (:mod:`casdyn.codegen.simd`) the library also
     holds, or None; returned as :class:`casdyn.runtime.batch.BatchKernel` (None where none).
+    ``quick``: large files get the quick flags (:func:`casdyn.codegen.build.flags_for`).
     """
     cc = build.find_compiler(compiler)
     flags = build.checked_flags(flags)
@@ -112,7 +114,7 @@ def compile_functions(
                                      cut=build.CUT_PORTABLE and build.NATIVE_FLAG not in extra,
                                      batches=batches, with_derivatives=with_derivatives)
             library = store.library_path(scratch, basename).name
-            plan = build.commands(cc, files, library, flags, (*(include or ()), *extra))
+            plan = build.commands(cc, files, library, flags, (*(include or ()), *extra), quick)
             texts = [*(p.read_bytes() for p in sorted(scratch.iterdir())), *headers]
             key = store.key(texts, [command for command, _, _ in plan])
             path = store.library_path(cache, f"{basename}_{key}")

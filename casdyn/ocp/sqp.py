@@ -103,8 +103,8 @@ class SQP:
         self.qp_iterations = 0  # HPIPM's iterations in the last QP
 
     # -- building ----------------------------------------------------------------------------
-    def _linearisation(self, mode: int) -> tuple[ca.Function, ca.Function]:
-        """(x, u, x_next, p) -> (d, A, B, H, g, h, C, D, cost) and -> (cost, d, h)."""
+    def _linearisation(self, mode: int) -> ca.Function:
+        """(x, u, x_next, p, lam) -> (d, A, B, H, g, h, C, D, cost)."""
         m, problem = self.model, self.problem
         x, u, x_next = ca.SX.sym("x", m.nx), ca.SX.sym("u", m.nu), ca.SX.sym("x_next", m.nx)
         p = ca.SX.sym("p", problem.stage_layout.size)
@@ -132,15 +132,8 @@ class SQP:
         g = ca.mtimes(Jr.T, weights * r)
         cost = 0.5 * ca.dot(weights, r * r)
         tag = f.name().removeprefix("ocp_stage_")
-        linear = ca.Function(f"ocp_linear_{tag}", [x, u, x_next, p, lam],
-                             [defect, J[:n, :n], J[:n, n:], H, g, h, Jh[:, :n], Jh[:, n:], cost],
-                             {"cse": True})
-        x_plus, r, weights, forces = f(x, u, p)
-        h = problem.friction_rows(forces, problem.directions(forces))
-        values = ca.Function(f"ocp_values_{tag}", [x, u, x_next, p],
-                             [0.5 * ca.dot(weights, r * r), m.difference_state(x_next, x_plus), h],
-                             {"cse": True})
-        return linear, values
+        return ca.Function(f"ocp_linear_{tag}", [x, u, x_next, p, lam],
+                           [defect, J[:n, :n], J[:n, n:], H, g, h, Jh[:, :n], Jh[:, n:], cost])
 
     def _cone_curvature(self, forces, Jh, lam):
         """The exact cone's part of the Lagrangian's Hessian, ``lam |f_t|^-1 j j^T`` per
@@ -157,8 +150,8 @@ class SQP:
             H = H + lam[k] / norm * ca.mtimes(j.T, j)
         return H
 
-    def _terminal(self) -> tuple[ca.Function, ca.Function]:
-        """(x, p) -> (H, g, cost) and -> cost."""
+    def _terminal(self) -> ca.Function:
+        """(x, p) -> (H, g, cost)."""
         m = self.model
         x, p = ca.SX.sym("x", m.nx), ca.SX.sym("p", self.problem.terminal_layout.size)
         dx = ca.SX.sym("dx", m.ndx)
@@ -167,29 +160,23 @@ class SQP:
         r0, J = at(x, p, ca.SX.zeros(m.ndx))
         w0 = self.problem.terminal()(x, p)[1]
         H = ca.mtimes(J.T, ca.mtimes(ca.diag(w0), J))
-        linear = ca.Function("ocp_linear_end", [x, p],
-                             [H, ca.mtimes(J.T, w0 * r0), 0.5 * ca.dot(w0, r0 * r0)])
-        values = ca.Function("ocp_values_end", [x, p], [0.5 * ca.dot(w0, r0 * r0)])
-        return linear, values
+        return ca.Function("ocp_linear_end", [x, p],
+                           [H, ca.mtimes(J.T, w0 * r0), 0.5 * ca.dot(w0, r0 * r0)])
 
     def _build(self, compile: bool, progress: bool | None):
-        modes = range(len(self.problem.modes))
-        pieces = [self._linearisation(k) for k in modes]
-        end_linear, end_values = self._terminal()
-        functions = [f for pair in pieces for f in pair] + [end_linear, end_values]
+        functions = [self._linearisation(k) for k in range(len(self.problem.modes))]
+        functions.append(self._terminal())
         if compile:
-            name = "ocp_" + "_".join(f.name() for f in functions[::2])
+            name = "ocp_" + "_".join(f.name() for f in functions)
             with Progress("ocp stages", enabled(progress)) as report:
-                functions, _, _ = compile_functions(functions, _short(name), progress=report)
-        linear = functions[0:-2:2]
-        values = functions[1:-2:2]
-        end_linear, end_values = functions[-2:]
+                functions, _, _ = compile_functions(functions, _short(name), quick=True,
+                                                    progress=report)
         self._functions = functions
-        self._glue(linear, values, end_linear, end_values)
+        self._glue(functions[:-1], functions[-1])
 
-    def _glue(self, linear, values, end_linear, end_values):
-        """The horizon's QP data and merit terms from the stage Functions (CasADi's VM: a
-        few matrix copies around the compiled calls)."""
+    def _glue(self, linear, end_linear):
+        """The horizon's QP data from the stage Functions (CasADi's VM: a few matrix copies
+        around the compiled calls)."""
         m, N, ndx, nu, ng, s = self.model, self.N, self.ndx, self.nu, self.ng, self.stage
         problem = self.problem
         X, U = ca.MX.sym("X", m.nx, N + 1), ca.MX.sym("U", nu, N)
@@ -232,12 +219,11 @@ class SQP:
         self._qp_data = ca.Function("ocp_qp_data", [X, U, P, PN, mode, on, x0, lam],
                                     [H, g, a, lba, uba, dx0, cost])
         self._h_sparsity, self._a_sparsity = H.sparsity(), a.sparsity()
-        c, dv, hv = mapped(values)(X[:, :-1], U, X[:, 1:], P)
-        violation = ca.vertcat(ca.vec(ca.fabs(dv)), ca.vec(ca.fmax(0, -on * hv)),
-                               ca.fabs(dx0))
-        self._merit = ca.Function("ocp_merit", [X, U, P, PN, mode, on, x0],
-                                  [ca.sum2(c) + end_values(X[:, -1], PN), ca.sum1(violation),
-                                   ca.mmax(violation)])
+        # where the gaps and the rows lie in lba (stage by stage: the gaps, then the rows)
+        stride = ndx + ng
+        self._gap_rows = np.concatenate([np.arange(k * stride, k * stride + ndx)
+                                         for k in range(N)])
+        self._inequality_rows = np.setdiff1d(np.arange(N * stride), self._gap_rows)
         # the step on the manifold, and the plan moved on by a fraction of a knot
         W, alpha = ca.MX.sym("w", self.size), ca.MX.sym("alpha")
         dX = ca.horzcat(*[W[k * s : k * s + ndx] for k in range(N + 1)])
@@ -296,7 +282,7 @@ class SQP:
         :class:`casdyn.ConvergenceWarning` (start again with :meth:`hold` or
         :meth:`initialize`)."""
         args = self._arguments("iterate", x0, parameters)
-        step = self._qp(args)
+        step = self._qp(self._data(self.X, self.U, args))
         if step is None:
             return False
         X, U = self._update(self.X, self.U, step[0], 1.0)
@@ -315,11 +301,13 @@ class SQP:
             self.hold(x0)
         tol = number("tol", tol, positive=True)
         args = self._arguments("solve", x0, parameters)
-        cost, theta, _ = self._measure(self.X, self.U, args)
+        # each trial point is linearised: where it is taken, that is the next QP's data
+        data = self._data(self.X, self.U, args)
+        cost, theta, worst = self._measure(data, self.X, self.U)
         search = _Filter(theta)
         message, converged, iterations = "", False, 0
         for iterations in range(1, int(max_iter) + 1):
-            step = self._qp(args, warn=False)
+            step = self._qp(data, warn=False)
             if step is None:
                 message = self.status
                 break
@@ -328,21 +316,21 @@ class SQP:
             alpha = 1.0
             while alpha >= 1e-12:
                 X, U = (v.full() for v in self._update(self.X, self.U, w, alpha))
-                trial_cost, trial_theta, worst = self._measure(X, U, args)
+                trial = self._data(X, U, args)
+                trial_cost, trial_theta, trial_worst = self._measure(trial, X, U)
                 if search.accepts(cost, theta, slope, alpha, trial_cost, trial_theta):
                     break
                 alpha *= 0.5
             else:
                 message = "the line search found no acceptable step"
                 break
-            self.X, self.U = X, U
-            cost, theta = trial_cost, trial_theta
+            self.X, self.U, data = X, U, trial
+            cost, theta, worst = trial_cost, trial_theta, trial_worst
             if full_step <= tol and worst <= tol:
                 converged, message = True, f"converged in {iterations} iterations"
                 break
         else:
             message = f"not converged in {max_iter} iterations"
-        cost, _, worst = self._measure(self.X, self.U, args)
         if not converged:
             warnings.warn(f"SQP.solve: {message}", ConvergenceWarning, stacklevel=2)
         self.status = message
@@ -351,14 +339,16 @@ class SQP:
     def cost(self, x0, parameters: Parameters) -> float:
         """The cost of the current plan."""
         args = self._arguments("cost", x0, parameters)
-        return float(self._merit(self.X, self.U, *args)[0])
+        return float(self._data(self.X, self.U, args)[-1])
 
     # -- internals ---------------------------------------------------------------------------
-    def _qp(self, args, *, warn: bool = True):
-        """(step, cost slope along the step), or None with the reason in :attr:`status` (and
-        a warning where ``warn``)."""
-        P, PN, mode, on, x0 = args
-        data = self._qp_data(self.X, self.U, P, PN, mode, on, x0, self._lam)
+    def _data(self, X, U, args) -> list[ca.DM]:
+        """The QP of the plan ``(X, U)``: ``[H, g, a, lba, uba, dx0, cost]``."""
+        return self._qp_data(X, U, *args, self._lam)
+
+    def _qp(self, data, *, warn: bool = True):
+        """(step, cost slope along the step) of the QP of ``data``, or None with the reason
+        in :attr:`status` (and a warning where ``warn``)."""
         if not all(d.is_regular() for d in data[:-1]):
             return self._failed("the QP's data are not finite: the plan diverged", warn)
         H, g, a, lba, uba, dx0, _ = data
@@ -388,17 +378,20 @@ class SQP:
         upper = np.concatenate([uu[:, None] - self.U, dh]).ravel(order="F")
         return (np.clip(np.r_[dx0, lower], -INF, INF), np.clip(np.r_[dx0, upper], -INF, INF))
 
-    def _measure(self, X, U, args) -> tuple[float, float, float]:
-        """(cost, l1 violation, largest violation) of the plan ``(X, U)``: the gaps, the held
-        feet's rows, ``x_0``'s distance from the measured state, the torque and state
-        limits (from knot 1)."""
-        cost, l1, worst = (float(v) for v in self._merit(X, U, *args))
+    def _measure(self, data, X, U) -> tuple[float, float, float]:
+        """(cost, l1 violation, largest violation) of the plan ``(X, U)`` from its QP's
+        ``data``: the gaps (``-lba`` of the gap rows), the held feet's rows (``lba > 0``:
+        ``h < 0``; the others' ``lba`` is ``-INF``), ``x_0``'s distance from the measured
+        state, the torque and state limits (from knot 1)."""
+        lba, dx0 = data[3].full().ravel(), data[5].full().ravel()
         lu, uu = self.problem.control_bounds()
         dl, du = self.problem.tangent_bounds(X[:, 1:])
-        bounds = np.concatenate([np.maximum(0, lu[:, None] - U).ravel(),
-                                 np.maximum(0, U - uu[:, None]).ravel(),
-                                 np.maximum(0, dl).ravel(), np.maximum(0, -du).ravel()])
-        return cost, l1 + float(bounds.sum()), max(worst, float(bounds.max(initial=0.0)))
+        parts = np.concatenate([
+            np.abs(lba[self._gap_rows]), np.maximum(0, lba[self._inequality_rows]),
+            np.abs(dx0), np.maximum(0, lu[:, None] - U).ravel(),
+            np.maximum(0, U - uu[:, None]).ravel(), np.maximum(0, dl).ravel(),
+            np.maximum(0, -du).ravel()])
+        return float(data[-1]), float(parts.sum()), float(parts.max(initial=0.0))
 
     def _failed(self, why: str, warn: bool):
         self.status = why
