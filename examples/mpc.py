@@ -1,18 +1,19 @@
 """Real-time MPC on the UR5e at 100 Hz: track a moving joint reference within torque and
 speed limits, every solve inside the 10 ms period.
 
-The controller is a real-time iteration (RTI; Diehl, Bock & Schloeder 2005): each period
-it linearises the horizon once around the shifted previous solution and solves one QP with
-HPIPM (Frison & Diehl 2020; a structure-exploiting interior point solver in CasADi's wheel),
-instead of solving the nonlinear problem to convergence. Its model steps casdyn's forward
-dynamics with semi-implicit Euler; the linearisation comes from
-``forward_dynamics_derivatives``, evaluated over the whole horizon by one compiled C
-function. The cost is Gauss-Newton: quadratic in the states and torques, so its Hessian is
-constant. The plant is the same robot integrated with RK4 at a fifth of the period, carrying
+The horizon is a :class:`casdyn.ocp.Problem` on the fixed-base arm: casdyn's forward
+dynamics stepped by semi-implicit Euler, a state residual towards the moving reference and a
+small torque residual, the torques within the effort limits and the velocities within the
+speed limits as exact bounds. The reference is a parameter: each period writes the next
+horizon's into the problem's parameters, nothing is rebuilt. The controller is
+:meth:`casdyn.ocp.SQP.iterate`, a real-time iteration (Diehl, Bock & Schloeder 2005): the
+horizon linearised once around the previous plan shifted one period on (compiled C, kept in
+casdyn's compile cache) and one QP solved with HPIPM (Frison & Diehl 2020, in CasADi's
+wheel). The plant is the same robot integrated with RK4 at a fifth of the period, carrying
 an unmodelled 1 kg payload at the tool.
 
-``--solver ipopt`` solves the same horizon problem to convergence with Ipopt instead, for
-comparison (not real time).
+``--solver ipopt`` solves the same horizon problem (its :class:`casdyn.ocp.Transcription`)
+to convergence with Ipopt instead, for comparison (not real time).
 
 Run:  python examples/mpc.py [--plot-dir DIR] [--quick] [--solver rti|ipopt]
 """
@@ -26,6 +27,7 @@ import numpy as np
 
 import casdyn
 from casdyn.integrators import rk4_step
+from casdyn.ocp import SQP, ContactModel, ControlResidual, Problem, StateResidual, Transcription
 from casdyn.plotting import pyplot
 
 DT, HORIZON, STEPS = 0.01, 25, 300  # control period [s], horizon length, closed-loop steps
@@ -33,7 +35,8 @@ QUICK_STEPS = 40  # --quick (the tests): a shorter closed loop
 SUBSTEPS = 5  # plant RK4 steps per period
 PAYLOAD_KG = 1.0
 HOME = np.array([0.0, -1.6, 1.6, -1.57, -1.57, 0.0])
-W_Q, W_QD, W_TAU = 1.0, 1e-3, 1e-5  # cost weights on position error, velocity, torque
+# cost 0.5 sum w r^2: weights on the position error, the velocity and the torque
+W_Q, W_QD, W_TAU = 2.0, 2e-3, 2e-5
 
 
 def reference(t: np.ndarray) -> np.ndarray:
@@ -56,131 +59,47 @@ def payload_weight(robot, mass_kg):
     return fext
 
 
-def model_step(robot) -> ca.Function:
-    """(x, tau) -> (x_next, A, B): one semi-implicit Euler step of the forward dynamics
-    (``qd+ = qd + DT qdd``, ``q+ = q + DT qd+``) and its Jacobians, from casdyn's
-    ``forward_dynamics_derivatives`` (no AD through the step)."""
+def tracking_problem(robot) -> Problem:
+    """The horizon: the state towards the reference (zero velocity), small torques, the
+    robot's effort and speed limits (no joint position limits: the UR5e's are +-2 pi)."""
     n = robot.nq
-    x, tau = ca.SX.sym("x", 2 * n), ca.SX.sym("tau", n)
-    q, qd = x[:n], x[n:]
-    qdd = robot.forward_dynamics(q, qd, tau)
-    dq, dqd, dtau = robot.forward_dynamics_derivatives(q, qd, tau)
-    qd_next = qd + DT * qdd
-    eye = ca.SX.eye(n)
-    A = ca.vertcat(ca.horzcat(eye + DT**2 * dq, DT * eye + DT**2 * dqd),
-                   ca.horzcat(DT * dq, eye + DT * dqd))
-    B = ca.vertcat(DT**2 * dtau, DT * dtau)
-    return ca.Function("mpc_step", [x, tau], [ca.vertcat(q + DT * qd_next, qd_next), A, B],
-                       ["x", "tau"], ["x_next", "A", "B"])
-
-
-class Horizon:
-    """The horizon's variables ``w = [x0 u0 x1 u1 ... x_N]`` (HPIPM's order), the cost and
-    the bounds: torques within the effort limits, velocities within the speed limits."""
-
-    def __init__(self, robot):
-        n = self.n = robot.nq
-        self.nx, self.nu = 2 * n, n
-        self.stage = self.nx + self.nu
-        self.size = self.stage * HORIZON + self.nx
-        stage_bounds = np.concatenate([np.full(n, np.inf), robot.velocity_limits,
-                                       robot.effort_limits])
-        self.upper = np.concatenate([np.tile(stage_bounds, HORIZON), stage_bounds[:self.nx]])
-        self.lower = -self.upper
-        stage_weights = np.repeat([W_Q, W_QD, W_TAU], n)
-        self.hessian = ca.DM(ca.Sparsity.diag(self.size), 2 * np.concatenate(
-            [np.tile(stage_weights, HORIZON), stage_weights[:self.nx]]))
-
-    def states(self, w):
-        """(nx, N + 1) states of ``w``."""
-        return ca.horzcat(*[w[k * self.stage : k * self.stage + self.nx]
-                            for k in range(HORIZON + 1)])
-
-    def torques(self, w):
-        """(nu, N) torques of ``w``."""
-        return ca.horzcat(*[w[k * self.stage + self.nx : (k + 1) * self.stage]
-                            for k in range(HORIZON)])
-
-    def target(self, ref):
-        """``w`` at the reference positions, zero velocities and torques."""
-        zeros = ca.DM.zeros(self.n + self.nu)
-        return ca.vertcat(*[ca.vertcat(ref[:, k], zeros) for k in range(HORIZON)],
-                          ref[:, HORIZON], ca.DM.zeros(self.n))
-
-    def initial(self, x, tau) -> np.ndarray:
-        """A first guess: the state ``x`` held with the torque ``tau`` over the horizon."""
-        return np.concatenate([np.tile(np.concatenate([x, tau]), HORIZON), x])
-
-    def shifted(self, w: np.ndarray) -> np.ndarray:
-        """``w`` moved one period on (the warm start): the last stage is repeated."""
-        stages = w[: -self.nx].reshape(HORIZON, self.stage)
-        last = np.concatenate([w[-self.nx :], stages[-1, self.nx :]])
-        return np.concatenate([*stages[1:], last, w[-self.nx :]])
+    state = np.r_[np.full(n, W_Q), np.full(n, W_QD)]
+    return Problem(ContactModel(robot, dt=DT), HORIZON,
+                   [StateResidual(weight=state), ControlResidual(weight=W_TAU)],
+                   [StateResidual(weight=state)], position_limits=None)
 
 
 class Controller:
-    """``controller(x, ref, tau_guess) -> tau`` for the state ``x`` and the reference ``ref``
-    (nq, N + 1): solves the horizon problem from the previous solution shifted one period on
-    (from ``tau_guess`` held the first time), counts the solves that fail, applies the first
-    torque. Subclasses define :meth:`solve`."""
+    """``controller(x, ref) -> tau`` for the state ``x`` and the reference ``ref`` (nq,
+    N + 1): writes the reference into the parameters, solves from the previous plan shifted
+    one period on (the state held with the gravity torques the first time), counts the
+    solves that fail and applies the first torque. Subclasses define :meth:`solve`."""
 
     def __init__(self, robot):
-        self.horizon = h = Horizon(robot)
-        # the horizon's variables, initial state and reference, for the subclasses' problems
-        self.w, self.x0 = ca.MX.sym("w", h.size), ca.MX.sym("x0", h.nx)
-        self.ref = ca.MX.sym("ref", h.n, HORIZON + 1)
-        self.guess = None
+        self.problem = tracking_problem(robot)
+        self.parameters = self.problem.parameters()
+        self.sqp = SQP(self.problem)  # also the plan the Ipopt controller starts from
         self.failures = 0
 
-    def solve(self, w: np.ndarray, x: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, bool]:
-        """The horizon's variables after this period's solve from the guess ``w``, and
-        whether the solver succeeded."""
+    def solve(self, x: np.ndarray) -> bool:
+        """This period's solve from the plan in ``self.sqp``; whether it succeeded."""
         raise NotImplementedError
 
-    def __call__(self, x: np.ndarray, ref: np.ndarray, tau_guess: np.ndarray) -> np.ndarray:
-        h = self.horizon
-        w, success = self.solve(h.initial(x, tau_guess) if self.guess is None else self.guess,
-                                x, ref)
-        self.failures += not success
-        self.guess = h.shifted(w)
-        return w[h.nx : h.stage].copy()
+    def __call__(self, x: np.ndarray, ref: np.ndarray) -> np.ndarray:
+        if self.sqp.X is None:
+            self.sqp.hold(x)
+        else:
+            self.sqp.shift(1.0)  # the knot is the period
+        self.parameters.set("state", reference=np.r_[ref, np.zeros_like(ref)])
+        self.failures += not self.solve(x)
+        return self.sqp.U[:, 0].copy()
 
 
 class RealTimeIteration(Controller):
-    """One Gauss-Newton QP per period."""
+    """One Gauss-Newton QP per period (:meth:`casdyn.ocp.SQP.iterate`)."""
 
-    def __init__(self, robot):
-        super().__init__(robot)
-        h, w, x0, ref = self.horizon, self.w, self.x0, self.ref
-        step = model_step(robot).map(HORIZON)
-        # the linearisation of the whole horizon as one compiled function, cached on disk
-        step = casdyn.compile_function(step)
-        X, U = h.states(w), h.torques(w)
-        x_next, A, B = step(X[:, :-1], U)
-        # rows k: A_k dx_k + B_k du_k - dx_{k+1} = -(f(x_k, u_k) - x_{k+1})
-        minus_eye = -ca.MX.eye(h.nx)
-        rows = [ca.horzcat(ca.MX(h.nx, k * h.stage), A[:, k * h.nx : (k + 1) * h.nx],
-                           B[:, k * h.nu : (k + 1) * h.nu], minus_eye,
-                           ca.MX(h.nx, h.size - (k + 1) * h.stage - h.nx))
-                 for k in range(HORIZON)]
-        jacobian = ca.vertcat(*rows)
-        defect = ca.vec(x_next - X[:, 1:])
-        gradient = ca.mtimes(h.hessian, w - h.target(ref))
-        lower = ca.vertcat(x0, h.lower[h.nx:]) - w
-        upper = ca.vertcat(x0, h.upper[h.nx:]) - w
-        self.qp_data = ca.Function("qp_data", [w, x0, ref],
-                                   [gradient, jacobian, -defect, lower, upper])
-        self.qp = ca.conic("rti_qp", "hpipm", {"h": h.hessian.sparsity(),
-                                               "a": jacobian.sparsity()},
-                           {"N": HORIZON, "nx": [h.nx] * (HORIZON + 1),
-                            "nu": [h.nu] * HORIZON + [0], "ng": [0] * (HORIZON + 1),
-                            "error_on_fail": False})
-
-    def solve(self, w, x, ref):
-        g, a, b, lower, upper = self.qp_data(w, x, ref)
-        step = self.qp(h=self.horizon.hessian, g=g, a=a, lba=b, uba=b, lbx=lower,
-                       ubx=upper)["x"]
-        return w + step.full().ravel(), self.qp.stats()["success"]
+    def solve(self, x):
+        return self.sqp.iterate(x, self.parameters)
 
 
 class Ipopt(Controller):
@@ -188,21 +107,15 @@ class Ipopt(Controller):
 
     def __init__(self, robot):
         super().__init__(robot)
-        h, w, x0, ref = self.horizon, self.w, self.x0, self.ref
-        X, U = h.states(w), h.torques(w)
-        defects = ca.vec(model_step(robot).map(HORIZON)(X[:, :-1], U)[0] - X[:, 1:])
-        target = w - h.target(ref)
-        cost = 0.5 * ca.dot(target, ca.mtimes(h.hessian, target))
-        nlp = {"x": w, "p": ca.vertcat(x0, ca.vec(ref)), "f": cost,
-               "g": ca.vertcat(X[:, 0] - x0, defects)}
-        self.solver = ca.nlpsol("mpc", "ipopt", nlp, {
-            "print_time": False, "expand": True, "error_on_fail": False,
-            "ipopt": {"print_level": 0, "sb": "yes", "max_iter": 100, "tol": 1e-6}})
+        self.nlp = Transcription(self.problem, self.parameters.modes)
+        self.solver = self.nlp.solver("ipopt", options={"ipopt": {"max_iter": 100,
+                                                                  "tol": 1e-6}})
 
-    def solve(self, w, x, ref):
-        solution = self.solver(x0=w, p=np.concatenate([x, ref.ravel(order="F")]),
-                               lbx=self.horizon.lower, ubx=self.horizon.upper, lbg=0, ubg=0)
-        return solution["x"].full().ravel(), self.solver.stats()["success"]
+    def solve(self, x):
+        X, U, _, stats = self.nlp.solve(self.solver, x, self.parameters, self.sqp.X,
+                                        self.sqp.U)
+        self.sqp.initialize(X, U)
+        return stats["success"]
 
 
 def save_plot(path, robot, t, q, qd, tau, ref):
@@ -246,11 +159,10 @@ def main(plot_dir=None, steps=STEPS, solver="rti"):
     times = DT * np.arange(steps + HORIZON + 1)
     refs = reference(times)
     x = np.concatenate([HOME, np.zeros(n)])
-    tau_hold = robot.gravity_torque(HOME)
     history_x, history_tau, solve_ms = [x], [], []
     for k in range(steps):
         started = time.perf_counter()
-        tau = controller(x, refs[:, k : k + HORIZON + 1], tau_hold)
+        tau = controller(x, refs[:, k : k + HORIZON + 1])
         solve_ms.append(1e3 * (time.perf_counter() - started))
         for _ in range(SUBSTEPS):
             x = plant(x, tau).full().ravel()
