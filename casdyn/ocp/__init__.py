@@ -8,7 +8,8 @@ The general layer, for any robot (fixed or floating base, any feet, any actuated
   velocity, centre of mass, centroidal momentum, contact force, foot height — each with a
   reference and weights that are parameters;
 * :class:`Problem`: a horizon of stages with those costs and exact constraints (friction
-  pyramid or cone, centre of pressure, torque, joint position and velocity limits), and its
+  pyramid or cone, centre of pressure, torque, joint position and velocity limits, state
+  constraints such as :class:`CollisionDistance`), and its
   :class:`Parameters` (references, weights, the stance schedule: changed without rebuilding);
 * :class:`SQP`: the solver on HPIPM — :meth:`SQP.solve` to the optimum from a cold start,
   :meth:`SQP.iterate` once per control period (MPC);
@@ -20,6 +21,7 @@ relaxed-barrier option). :func:`compiled` is :func:`casdyn.compile_function`.
 """
 
 from .compiled import compiled
+from .constraints import CollisionDistance, Constraint, StateInequality
 from .cost import TrackingCost
 from .model import ContactModel, friction_cone, friction_pyramid
 from .nlp import ContactOCP
@@ -40,8 +42,10 @@ from .rti import RealTimeIteration
 from .sqp import SQP, Result
 from .transcription import Transcription
 
-__all__ = ["SQP", "CenterOfMass", "CentroidalMomentum", "ContactForce", "ContactModel",
+__all__ = ["SQP", "CenterOfMass", "CentroidalMomentum", "CollisionDistance", "Constraint",
+           "ContactForce", "ContactModel",
            "ContactOCP", "ControlResidual", "FootHeight", "FrameOrientation", "FramePosition",
            "FrameVelocity", "Parameters", "Problem", "RealTimeIteration", "Residual", "Result",
-           "StateResidual", "TrackingCost", "Transcription", "compiled", "friction_cone",
+           "StateInequality", "StateResidual", "TrackingCost", "Transcription", "compiled",
+           "friction_cone",
            "friction_pyramid"]

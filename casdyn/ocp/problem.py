@@ -26,6 +26,7 @@ import numpy as np
 from casdyn.errors import InputError, unknown_name
 
 from .checks import nonnegative
+from .constraints import Constraint
 from .model import CONES, ContactModel
 from .residuals import Knot, Layout, Residual
 
@@ -42,13 +43,15 @@ class Problem:
     None (no friction constraint). ``effort_limit`` (N m or N; a scalar or one per
     actuated joint), ``velocity_limit`` (a scalar or one per joint velocity ``nv``; the
     floating base's are never bounded): default the robot's, ``inf`` for none.
-    ``position_limits``: True for the robot's joint limits, None for none.
+    ``position_limits``: True for the robot's joint limits, None for none. ``constraints``:
+    state constraints (:mod:`casdyn.ocp.constraints`, e.g. collision distances) held at
+    every knot from the second to the horizon's end.
     """
 
     def __init__(self, model: ContactModel, N: int, costs: Sequence[Residual],
                  terminal_costs: Sequence[Residual] = (), *, modes=None,
                  friction: str | None = "pyramid", effort_limit=None, velocity_limit=None,
-                 position_limits: bool | None = True):
+                 position_limits: bool | None = True, constraints: Sequence[Constraint] = ()):
         if not isinstance(N, numbers.Integral) or isinstance(N, bool) or N < 1:
             raise InputError(f"N must be a whole number of at least 1, got {N!r}")
         self.model, self.N = model, int(N)
@@ -92,7 +95,17 @@ class Problem:
             self._q_upper = np.full(len(self._q_index), np.inf)
         self.stage_layout = Layout.of(model, self.costs)
         self.terminal_layout = Layout.of(model, self.terminal_costs)
-        self.n_rows = self.rows_per_foot() * len(model.feet)  # the SQP's rows per interval
+        if isinstance(constraints, Constraint):
+            constraints = (constraints,)
+        if not isinstance(constraints, Sequence) or \
+                not all(isinstance(c, Constraint) for c in constraints):
+            raise InputError("constraints must be a sequence of casdyn.ocp constraints, got "
+                             f"{constraints!r}")
+        self.constraints = tuple(constraints)
+        self.n_state_rows = sum(c.size(model) for c in self.constraints)
+        # the SQP's rows per interval: the feet's, then the state constraints'
+        self.n_friction_rows = self.rows_per_foot() * len(model.feet)
+        self.n_rows = self.n_friction_rows + self.n_state_rows
         self._stages: dict[int, ca.Function] = {}
         self._terminal: ca.Function | None = None
 
@@ -110,6 +123,13 @@ class Problem:
         """Which of the feet's rows apply in ``modes[mode]`` (the held feet's), a bool array
         of ``rows_per_foot(linearised) * n_feet``."""
         return np.repeat(np.array(self.modes[mode], dtype=bool), self.rows_per_foot(linearised))
+
+    def state_rows(self, x):
+        """The state constraints' rows ``c(x) >= 0`` (``n_state_rows``), in the order of
+        ``constraints``."""
+        m = self.model
+        rows = [c.value(m, x[: m.nq], x[m.nq :]) for c in self.constraints]
+        return ca.vertcat(*rows) if rows else type(x)(0, 1)
 
     def friction_rows(self, forces, directions=None):
         """Every foot's rows ``h >= 0`` for its force (``forces``: ``force_size x n_feet``,

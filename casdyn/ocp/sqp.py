@@ -83,15 +83,17 @@ class SQP:
         self.ndx, self.nu, self.ng = m.ndx, m.nu, problem.n_rows
         self.stage = self.ndx + self.nu
         self.size = self.stage * self.N + self.ndx
-        self._on = np.stack([problem.held_rows(k) for k in range(len(problem.modes))], axis=1) \
-            if self.ng else np.zeros((0, len(problem.modes)))
+        held = [np.r_[problem.held_rows(k), np.ones(problem.n_state_rows, dtype=bool)]
+                for k in range(len(problem.modes))]
+        self._on = np.stack(held, axis=1).astype(float)
         self._build(compile, progress)
         options = {"mode": "speed", "iter_max": 50}
         options.update(hpipm or {})
         N = self.N
         self.qp = ca.conic("ocp_qp", "hpipm", {"h": self._h_sparsity, "a": self._a_sparsity},
                            {"N": N, "nx": [self.ndx] * (N + 1), "nu": [self.nu] * N + [0],
-                            "ng": [self.ng] * N + [0], "error_on_fail": False, "inf": INF,
+                            "ng": [self.ng] * N + [problem.n_state_rows],
+                            "error_on_fail": False, "inf": INF,
                             "hpipm": options})
         self.X = self.U = None
         self._lam = np.zeros((len(m.feet), N))
@@ -116,7 +118,8 @@ class SQP:
         f = problem.stage(mode)
         x_plus, r, weights, forces = f(m.integrate_state(x, dx), u + du, p)
         defect = m.difference_state(x_next, x_plus)
-        h = problem.friction_rows(forces, directions)
+        h = ca.vertcat(problem.friction_rows(forces, directions),
+                       problem.state_rows(m.integrate_state(x, dx)))
         at = ca.Function("at", [x, u, x_next, p, w, directions],
                          [defect, r, h, ca.jacobian(ca.vertcat(defect, r, h), w), forces])
         # evaluated at w = 0 by a call, which folds the zeros into a smaller graph
@@ -151,17 +154,19 @@ class SQP:
         return H
 
     def _terminal(self) -> ca.Function:
-        """(x, p) -> (H, g, cost)."""
-        m = self.model
-        x, p = ca.SX.sym("x", m.nx), ca.SX.sym("p", self.problem.terminal_layout.size)
+        """(x, p) -> (H, g, cost, h, C): the terminal cost's Gauss-Newton terms and the state
+        constraints' rows ``h + C dx >= 0``."""
+        m, problem = self.model, self.problem
+        x, p = ca.SX.sym("x", m.nx), ca.SX.sym("p", problem.terminal_layout.size)
         dx = ca.SX.sym("dx", m.ndx)
-        r, _ = self.problem.terminal()(m.integrate_state(x, dx), p)
-        at = ca.Function("at", [x, p, dx], [r, ca.jacobian(r, dx)])
-        r0, J = at(x, p, ca.SX.zeros(m.ndx))
-        w0 = self.problem.terminal()(x, p)[1]
+        r, _ = problem.terminal()(m.integrate_state(x, dx), p)
+        h = problem.state_rows(m.integrate_state(x, dx))
+        at = ca.Function("at", [x, p, dx], [r, ca.jacobian(r, dx), h, ca.jacobian(h, dx)])
+        r0, J, h0, C = at(x, p, ca.SX.zeros(m.ndx))
+        w0 = problem.terminal()(x, p)[1]
         H = ca.mtimes(J.T, ca.mtimes(ca.diag(w0), J))
         return ca.Function("ocp_linear_end", [x, p],
-                           [H, ca.mtimes(J.T, w0 * r0), 0.5 * ca.dot(w0, r0 * r0)])
+                           [H, ca.mtimes(J.T, w0 * r0), 0.5 * ca.dot(w0, r0 * r0), h0, C])
 
     def _build(self, compile: bool, progress: bool | None):
         functions = [self._linearisation(k) for k in range(len(self.problem.modes))]
@@ -195,7 +200,8 @@ class SQP:
                 (lambda *a: call(mode, *a))
 
         d, A, B, Hs, gs, h, C, D, costs = mapped(linear)(X[:, :-1], U, X[:, 1:], P, lam)
-        HN, gN, costN = end_linear(X[:, -1], PN)
+        HN, gN, costN, hN, CN = end_linear(X[:, -1], PN)
+        ngN = self.problem.n_state_rows
         reg = self.regularization
         blocks = [Hs[:, k * s : (k + 1) * s] + reg * ca.MX.eye(s) for k in range(N)]
         H = ca.diagcat(*blocks, HN + reg * ca.MX.eye(ndx))
@@ -210,10 +216,13 @@ class SQP:
                 rows.append(ca.horzcat(ca.MX(ng, left), C[:, k * ndx : (k + 1) * ndx],
                                        D[:, k * nu : (k + 1) * nu],
                                        ca.MX(ng, self.size - (k + 1) * s)))
+        if ngN:
+            rows.append(ca.horzcat(ca.MX(ngN, self.size - ndx), CN))
         a = ca.vertcat(*rows)
         lower_rows = -on * h - (1 - on) * INF  # (on is 0 or 1; INF is finite)
-        lba = ca.vertcat(*[ca.vertcat(-d[:, k], lower_rows[:, k]) for k in range(N)])
-        uba = ca.vertcat(*[ca.vertcat(-d[:, k], INF * ca.DM.ones(ng)) for k in range(N)])
+        lba = ca.vertcat(*[ca.vertcat(-d[:, k], lower_rows[:, k]) for k in range(N)], -hN)
+        uba = ca.vertcat(*[ca.vertcat(-d[:, k], INF * ca.DM.ones(ng)) for k in range(N)],
+                         INF * ca.DM.ones(ngN))
         dx0 = m.difference_state(X[:, 0], x0)
         cost = ca.sum2(costs) + costN
         self._qp_data = ca.Function("ocp_qp_data", [X, U, P, PN, mode, on, x0, lam],
@@ -223,7 +232,7 @@ class SQP:
         stride = ndx + ng
         self._gap_rows = np.concatenate([np.arange(k * stride, k * stride + ndx)
                                          for k in range(N)])
-        self._inequality_rows = np.setdiff1d(np.arange(N * stride), self._gap_rows)
+        self._inequality_rows = np.setdiff1d(np.arange(N * stride + ngN), self._gap_rows)
         # the step on the manifold, and the plan moved on by a fraction of a knot
         W, alpha = ca.MX.sym("w", self.size), ca.MX.sym("alpha")
         dX = ca.horzcat(*[W[k * s : k * s + ndx] for k in range(N + 1)])
@@ -422,6 +431,7 @@ class SQP:
                 np.all(np.isfinite(parameters.terminal))):
             raise InputError(f"{what}: the parameters are not finite")
         on = self._on[:, parameters.modes]
+        on[self.problem.n_friction_rows :, 0] = 0.0  # the first state is the measured one
         return (parameters.stage, parameters.terminal, parameters.modes[None, :].astype(float),
                 on, x0)
 

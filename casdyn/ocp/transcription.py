@@ -6,7 +6,8 @@ Variables stage by stage (fatrop's layout, ``structure_detection="auto"``):
 ``[x_0, u_0, x_1, u_1, ..., x_N]`` (``x`` in coordinates: every gap maps a unit quaternion to
 a unit quaternion). Constraints, stage by stage: ``x_{k+1} - F(x_k, u_k) = 0``, at the first
 ``x_0 - x_init = 0``, then the held feet's rows ``h >= 0`` of that interval's mode (the exact
-cone as its one smooth row, :meth:`Problem.friction_rows`). The
+cone as its one smooth row, :meth:`Problem.friction_rows`) and, from the second knot on, the
+state constraints; the state constraints of ``x_N`` last. The
 torque, joint-position and velocity limits are bounds (the state's from knot 1 on). The
 NLP's parameters are ``[x_init; vec(P); P_N]``; the mode of each interval is fixed when the
 NLP is built (a stance schedule is a different NLP's structure).
@@ -43,12 +44,18 @@ class Transcription:
             objective = objective + 0.5 * ca.dot(w, r * r)
             held = np.flatnonzero(problem.held_rows(int(self.modes[k]), linearised=False))
             rows = problem.friction_rows(forces)[held.tolist()] if held.size else ca.MX(0, 1)
+            if k > 0:  # the state constraints from the second knot on
+                rows = ca.vertcat(rows, problem.state_rows(X[:, k]))
             g += [X[:, k + 1] - x_next] + ([X[:, 0] - x_init] if k == 0 else []) + [rows]
             equal = nx * (2 if k == 0 else 1)
-            lbg += [np.zeros(equal), np.zeros(held.size)]
-            ubg += [np.zeros(equal), np.full(held.size, np.inf)]
+            lbg += [np.zeros(equal), np.zeros(rows.numel())]
+            ubg += [np.zeros(equal), np.full(rows.numel(), np.inf)]
         r, w = problem.terminal()(X[:, N], PN)
         objective = objective + 0.5 * ca.dot(w, r * r)
+        end = problem.state_rows(X[:, N])
+        g.append(end)
+        lbg.append(np.zeros(end.numel()))
+        ubg.append(np.full(end.numel(), np.inf))
         self.nlp = {"x": z, "p": p, "f": objective, "g": ca.vertcat(*g)}
         self.lbg, self.ubg = np.concatenate(lbg), np.concatenate(ubg)
         self.equality = [bool(lo == hi) for lo, hi in zip(self.lbg, self.ubg, strict=True)]
