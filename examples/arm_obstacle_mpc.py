@@ -2,15 +2,16 @@
 constraints from casdyn's signed distances, every solve inside the 10 ms period.
 
 The KUKA iiwa14 swings from one side to the other; a ball sits on the way its hand would
-take. The controller is a real-time iteration (RTI; Diehl, Bock & Schloeder 2005) as in
-examples/mpc.py: each period one QP, solved by HPIPM, linearised around the previous solution
-shifted one period on. The horizon's model is the double integrator q'' = u (joint
-accelerations, executed by computed torque); the nonlinear part is the collision constraints
-``d_i(q_k) + J_i(q_k) dq_k >= margin`` for every distance of casdyn's
-``collision_distances`` (the arm's self-collision pairs and the obstacle against every link),
-linearised over the whole horizon by one compiled C function. The plant is the robot's
-forward dynamics integrated with RK4 at a fifth of the period under the computed torque
-``tau = ID(q, qd, u)`` held over the period.
+take. The horizon is a :class:`casdyn.ocp.Problem` on the fixed-base arm: casdyn's forward
+dynamics driven by the joint torques, stepped by semi-implicit Euler, a state residual
+towards the goal and a small torque residual, the torque, speed and joint limits as bounds,
+and every distance of casdyn's ``collision_distances`` (the arm's self-collision pairs and
+the ball against every link) at least ``MARGIN`` at every knot
+(:class:`casdyn.ocp.CollisionDistance`) — exact constraints of the QP. The controller is a
+real-time iteration as in examples/mpc.py (:meth:`casdyn.ocp.SQP.iterate`: one QP on HPIPM a
+period, linearised around the previous plan shifted one period on). The plant is the
+robot's forward dynamics integrated with RK4 at a fifth of the period under the first
+torque, held over the period.
 
 Run:  python examples/arm_obstacle_mpc.py [--plot-dir DIR] [--quick]
 """
@@ -19,22 +20,30 @@ import argparse
 import time
 from pathlib import Path
 
-import casadi as ca
 import numpy as np
 
 import casdyn
 from casdyn import geometry as g
 from casdyn.integrators import rk4_step
+from casdyn.ocp import (
+    SQP,
+    CollisionDistance,
+    ContactModel,
+    ControlResidual,
+    Problem,
+    StateResidual,
+)
 from casdyn.plotting import pyplot
 
 DT, HORIZON, STEPS = 0.01, 25, 300  # control period [s], horizon length, closed-loop steps
 QUICK_STEPS = 120  # --quick (the tests)
 SUBSTEPS = 5  # plant RK4 steps per period
 MARGIN = 0.02  # m: the distance the horizon keeps
-ACCELERATION = 8.0  # rad/s^2 bound on every joint
 START = np.array([-1.2, 0.7, 0.0, -1.3, 0.0, 0.9, 0.0])
 GOAL = np.array([1.2, 0.7, 0.0, -1.3, 0.0, 0.9, 0.0])
-W_Q, W_QD, W_U = 1.0, 0.05, 1e-4  # cost weights on position error, velocity, acceleration
+# cost 0.5 sum w r^2: weights on the position error, the velocity and the torque (towards
+# the torques that hold the goal)
+W_Q, W_QD, W_TAU = 2.0, 0.1, 2e-4
 
 
 def obstacle(robot) -> g.Obstacle:
@@ -46,96 +55,30 @@ def obstacle(robot) -> g.Obstacle:
     return g.Obstacle("ball", g.Sphere(0.12), pose)
 
 
-class Horizon:
-    """``w = [x0 u0 x1 u1 ... x_N]`` (HPIPM's order), ``x = (q, qd)``, ``u = qdd``."""
-
-    def __init__(self, robot, n_distances: int):
-        n = self.n = robot.nq
-        self.nx, self.nu, self.nd = 2 * n, n, n_distances
-        self.stage = self.nx + self.nu
-        self.size = self.stage * HORIZON + self.nx
-        lower, upper = robot.position_limits
-        stage_upper = np.concatenate([upper, robot.velocity_limits, np.full(n, ACCELERATION)])
-        stage_lower = np.concatenate([lower, -robot.velocity_limits, np.full(n, -ACCELERATION)])
-        self.upper = np.concatenate([np.tile(stage_upper, HORIZON), stage_upper[:self.nx]])
-        self.lower = np.concatenate([np.tile(stage_lower, HORIZON), stage_lower[:self.nx]])
-        weights = np.repeat([W_Q, W_QD, W_U], n)
-        self.hessian = ca.DM(ca.Sparsity.diag(self.size), 2 * np.concatenate(
-            [np.tile(weights, HORIZON), weights[:self.nx]]))
-        self.target = np.concatenate([np.tile(np.concatenate([GOAL, np.zeros(2 * n)]), HORIZON),
-                                      GOAL, np.zeros(n)])
-        eye = np.eye(n)
-        self.A = np.block([[eye, DT * eye], [0 * eye, eye]])  # semi-implicit Euler
-        self.B = np.vstack([DT**2 * eye, DT * eye])
-
-    def positions(self, w):
-        """(n, N) positions of stages 1..N."""
-        return ca.horzcat(*[w[k * self.stage : k * self.stage + self.n]
-                            for k in range(1, HORIZON + 1)])
-
-    def shifted(self, w: np.ndarray) -> np.ndarray:
-        stages = w[: -self.nx].reshape(HORIZON, self.stage)
-        last = np.concatenate([w[-self.nx :], np.zeros(self.nu)])
-        return np.concatenate([*stages[1:], last, w[-self.nx :]])
-
-
-class RealTimeIteration:
-    """One QP per period: the linear dynamics as equalities, the collision distances of
-    stages 1..N linearised at the shifted previous solution as inequalities."""
+class Controller:
+    """One QP per period (:meth:`casdyn.ocp.SQP.iterate`) on the reaching problem."""
 
     def __init__(self, robot, obstacles):
-        distances = robot.function("collision_distances", obstacles=obstacles, jacobian=True)
-        self.horizon = h = Horizon(robot, distances.size1_out(0))
-        mapped = casdyn.compile_function(distances.map(HORIZON))
-        w, x0 = ca.MX.sym("w", h.size), ca.MX.sym("x0", h.nx)
-        d, J = mapped(h.positions(w))  # d: nd x N, J: nd x (n N)
-        X = ca.horzcat(*[w[k * h.stage : k * h.stage + h.nx] for k in range(HORIZON + 1)])
-        U = ca.horzcat(*[w[k * h.stage + h.nx : (k + 1) * h.stage] for k in range(HORIZON)])
-        defect = ca.mtimes(ca.DM(h.A), X[:, :-1]) + ca.mtimes(ca.DM(h.B), U) - X[:, 1:]
-
-        def collision_rows(k):  # stage k = 1..N: J dq_k >= MARGIN - d
-            at = k * h.stage
-            return (ca.horzcat(ca.MX(h.nd, at), J[:, (k - 1) * h.n : k * h.n],
-                               ca.MX(h.nd, h.size - at - h.n)),
-                    MARGIN - d[:, k - 1], ca.DM.inf(h.nd))
-
-        # HPIPM's row order: stage k's dynamics, then stage k's constraints (none at k = 0)
-        rows, lower, upper = [], [], []
-        for k in range(HORIZON):
-            rows.append(ca.horzcat(ca.MX(h.nx, k * h.stage), ca.DM(h.A), ca.DM(h.B),
-                                   -ca.MX.eye(h.nx),
-                                   ca.MX(h.nx, h.size - (k + 1) * h.stage - h.nx)))
-            lower.append(-defect[:, k])
-            upper.append(-defect[:, k])
-            if k > 0:
-                for part, values in zip((rows, lower, upper), collision_rows(k), strict=True):
-                    part.append(values)
-        for part, values in zip((rows, lower, upper), collision_rows(HORIZON), strict=True):
-            part.append(values)
-        jacobian, lower, upper = ca.vertcat(*rows), ca.vertcat(*lower), ca.vertcat(*upper)
-        gradient = ca.mtimes(h.hessian, w - h.target)
-        self.qp_data = ca.Function("qp_data", [w, x0], [
-            gradient, jacobian, lower, upper,
-            ca.vertcat(x0, h.lower[h.nx:]) - w, ca.vertcat(x0, h.upper[h.nx:]) - w])
-        self.qp = ca.conic("rti_qp", "hpipm", {"h": h.hessian.sparsity(),
-                                               "a": jacobian.sparsity()},
-                           {"N": HORIZON, "nx": [h.nx] * (HORIZON + 1),
-                            "nu": [h.nu] * HORIZON + [0], "ng": [0] + [h.nd] * HORIZON,
-                            "error_on_fail": False, "hpipm": {"mode": "speed"}})
-        self.guess = None
+        n = robot.nq
+        state = np.r_[np.full(n, W_Q), np.full(n, W_QD)]
+        self.problem = Problem(
+            ContactModel(robot, dt=DT), HORIZON,
+            [StateResidual(weight=state), ControlResidual(weight=W_TAU)],
+            [StateResidual(weight=state)],
+            constraints=[CollisionDistance(obstacles, margin=MARGIN)])
+        self.parameters = self.problem.parameters()
+        self.parameters.set("state", reference=np.r_[GOAL, np.zeros(n)])
+        self.parameters.set("control", reference=robot.gravity_torque(GOAL))
+        self.sqp = SQP(self.problem)
         self.failures = 0
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        h = self.horizon
-        if self.guess is None:
-            self.guess = np.concatenate([np.tile(np.concatenate([x, np.zeros(h.nu)]), HORIZON),
-                                         x])
-        g_, a, lba, uba, lbx, ubx = self.qp_data(self.guess, x)
-        step = self.qp(h=h.hessian, g=g_, a=a, lba=lba, uba=uba, lbx=lbx, ubx=ubx)["x"]
-        self.failures += not self.qp.stats()["success"]
-        w = self.guess + step.full().ravel()
-        self.guess = h.shifted(w)
-        return w[h.nx : h.stage].copy()
+        if self.sqp.X is None:
+            self.sqp.hold(x)
+        else:
+            self.sqp.shift(1.0)  # the knot is the period
+        self.failures += not self.sqp.iterate(x, self.parameters)
+        return self.sqp.U[:, 0].copy()
 
 
 def save_plot(path, t, q, distances, labels):
@@ -163,7 +106,7 @@ def save_plot(path, t, q, distances, labels):
 def main(plot_dir=None, steps=STEPS, save=None):
     robot = casdyn.load_robot("kuka_iiwa14")
     obstacles = (obstacle(robot),)
-    controller = RealTimeIteration(robot, obstacles)
+    controller = Controller(robot, obstacles)
     n = robot.nq
 
     def distance_of(q):
@@ -171,18 +114,14 @@ def main(plot_dir=None, steps=STEPS, save=None):
     labels = [f"{a} / {b}" for a, b in robot.collision_pairs] + [
         f"ball / {item.name}" for item in robot.collision_geometry]
 
-    def computed_torque(x, u):
-        return robot.inverse_dynamics(x[:n], x[n:], u)
-
     plant = rk4_step(robot, DT / SUBSTEPS)
     x = np.concatenate([START, np.zeros(n)])
     history, distances, solve_ms, closest = [x], [], [], np.inf
     distances.append(distance_of(x[:n]))
     for _ in range(steps):
         started = time.perf_counter()
-        u = controller(x)
+        tau = controller(x)
         solve_ms.append(1e3 * (time.perf_counter() - started))
-        tau = computed_torque(x, u)
         for _ in range(SUBSTEPS):
             x = plant(x, tau).full().ravel()
             closest = min(closest, float(distance_of(x[:n]).min()))
