@@ -16,6 +16,7 @@ from casdyn.errors import ConvergenceWarning, InputError
 from casdyn.ocp import (
     SQP,
     CenterOfMass,
+    CollisionDistance,
     CentroidalMomentum,
     ContactForce,
     ContactModel,
@@ -25,6 +26,7 @@ from casdyn.ocp import (
     FramePosition,
     FrameVelocity,
     Problem,
+    StateInequality,
     StateResidual,
     Transcription,
 )
@@ -137,6 +139,36 @@ def test_torque_limits_are_exact(arm):
     peaks = np.abs(result.U).max(axis=1)
     assert np.all(peaks <= limit * (1 + 1e-9))
     assert np.sum(peaks >= limit * (1 - 1e-6)) >= 3  # active on most joints
+    cost, _ = ipopt_cost(problem, parameters, x0, sqp)
+    assert abs(result.cost - cost) <= 1e-6 * cost
+
+
+def test_state_constraints_hold_exactly_at_ipopts_optimum(arm):
+    """A floor under the tool that the unconstrained reach would cross: the SQP rides it
+    from the second knot on, to the optimum Ipopt finds; a ball as a collision distance."""
+    q, v = ca.SX.sym("q", 6), ca.SX.sym("v", 6)
+    floor = ca.Function("floor", [q, v], [arm.get_transform(q, "tool0")[2, 3] - 0.45])
+    model = ContactModel(arm, dt=0.05)
+    pose = np.eye(4)
+    pose[:3, 3] = [0.6, 0.0, 0.75]
+    ball = casdyn.geometry.Obstacle("ball", casdyn.geometry.Sphere(0.05), pose)
+    problem = Problem(
+        model, 10, [StateResidual(weight=np.r_[np.full(6, 1e-2), np.full(6, 1e-1)]),
+                    ControlResidual(weight=1e-3), FramePosition("tool0", weight=100.0)],
+        [FramePosition("tool0", weight=1000.0)], effort_limit=200.0,
+        constraints=[StateInequality(floor), CollisionDistance([ball], margin=0.01, pairs=())])
+    x0 = np.r_[ARM_Q, np.zeros(6)]
+    parameters = problem.parameters().set("state", reference=x0)
+    parameters.set("frame_position:tool0", reference=[0.45, 0.1, 0.3])
+    sqp = SQP(problem, compile=False)
+    result = sqp.solve(x0, parameters, max_iter=400)
+    assert result.converged, result.message
+    heights = [arm.get_transform(x[:6], "tool0")[2, 3] for x in result.X[:, 1:].T]
+    assert min(heights) >= 0.45 - 1e-7
+    assert min(heights) <= 0.45 + 1e-6  # active
+    distances = [arm.collision_distances(x[:6], pairs=(), obstacles=(ball,)).min()
+                 for x in result.X[:, 1:].T]
+    assert min(distances) >= 0.01 - 1e-7
     cost, _ = ipopt_cost(problem, parameters, x0, sqp)
     assert abs(result.cost - cost) <= 1e-6 * cost
 
