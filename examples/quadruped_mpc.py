@@ -30,8 +30,8 @@ from pathlib import Path
 import numpy as np
 
 import casdyn
-from casdyn.errors import CasdynError
 from casdyn.ocp import SQP, ContactModel, ControlResidual, FootHeight, Problem, StateResidual
+from casdyn.plant import MujocoPlant
 from casdyn.plotting import pyplot
 
 FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
@@ -86,49 +86,13 @@ def foot_height(progress: np.ndarray) -> np.ndarray:
     return FOOT_RADIUS + np.where(progress >= 0, SWING_HEIGHT * 16 * s**2 * (1 - s) ** 2, 0.0)
 
 
-def build_plant(robot, q0: np.ndarray):
-    """MuJoCo's model and data: the shipped URDF read by MuJoCo's compiler, a free joint, a
-    floor, foot spheres and one torque motor per joint (``(model, data)``)."""
-    try:
-        import mujoco
-    except ImportError as exc:
-        raise CasdynError("the MuJoCo plant needs mujoco: pip install 'casdyn[mujoco]'") from exc
-    urdf = casdyn.robot_urdf("solo12")
-    # keep the fixed FOOT links as bodies (MuJoCo would merge them into the shanks)
-    start = urdf.index(">", urdf.index("<robot")) + 1
-    urdf = (urdf[:start] + '<mujoco><compiler fusestatic="false" balanceinertia="false"/>'
-            "</mujoco>" + urdf[start:])
-    spec = mujoco.MjSpec.from_string(urdf)
-    spec.option.timestep = SIM_STEP
-    spec.body("base_link").add_freejoint()
-    spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05],
-                            friction=[MU_PLANT, 0.005, 0.0001])
-    for foot in FEET:
-        spec.body(foot).add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[FOOT_RADIUS, 0, 0],
-                                 friction=[MU_PLANT, 0.005, 0.0001])
-    for joint in robot.joint_names[1:]:
-        spec.add_actuator(name=joint, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT,
-                          ctrlrange=[-2.7, 2.7], ctrllimited=True)
-    model = spec.compile()
-    names = [model.joint(i).name for i in range(1, model.njnt)]
-    if names != list(robot.joint_names[1:]):
-        raise CasdynError(f"MuJoCo's joint order {names} differs from casdyn's")
-    data = mujoco.MjData(model)
-    data.qpos[:] = q0
-    mujoco.mj_forward(model, data)
-    return model, data
-
-
-def measured_state(data) -> np.ndarray:
-    """casdyn's ``x = [q; v]`` from MuJoCo's free joint (world linear velocity, body angular
-    velocity) to casdyn's base twist (body angular then body linear velocity)."""
-    q = data.qpos.copy()
-    w, x, y, z = q[3:7] / np.linalg.norm(q[3:7])
-    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                  [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                  [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-    v = np.r_[data.qvel[3:6], R.T @ data.qvel[0:3], data.qvel[6:]]
-    return np.r_[q, v]
+def build_plant(robot, q0: np.ndarray) -> MujocoPlant:
+    """MuJoCo with the shipped URDF, a floor, foot spheres and the motors, standing at
+    ``q0``."""
+    plant = MujocoPlant(robot, feet=FEET, foot_radius=FOOT_RADIUS, friction=MU_PLANT,
+                        timestep=SIM_STEP)
+    plant.set_state(np.r_[q0, np.zeros(robot.nv)])
+    return plant
 
 
 class TrotController:
@@ -179,18 +143,17 @@ class TrotController:
 def run(duration: float, compile: bool = True):
     robot = casdyn.load_robot("solo12", floating_base=True)
     controller = TrotController(robot, compile)
-    model, data = build_plant(robot, controller.q0)
-    import mujoco
+    plant = build_plant(robot, controller.q0)
 
     for _ in range(3):  # settle the first plan (not timed: before the robot moves)
-        controller(0.0, measured_state(data))
+        controller(0.0, plant.state())
     steps = round(duration / PERIOD)
     substeps = round(PERIOD / SIM_STEP)
     log = {key: [] for key in ("t", "q", "v", "tau", "forces", "wall", "cpu", "ok", "capped")}
     limit = robot.effort_limits[6:]
     for i in range(steps):
         t = i * PERIOD
-        x = measured_state(data)
+        x = plant.state()
         wall, cpu = time.perf_counter(), time.process_time()
         ok = controller(t, x, PERIOD / KNOT if i else 0.0)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -207,19 +170,20 @@ def run(duration: float, compile: bool = True):
             s = (j * SIM_STEP) / KNOT  # where in the first interval
             q_des = X[7:nq, 0] + s * (X[7:nq, 1] - X[7:nq, 0])
             v_des = X[nq + 6 :, 0] + s * (X[nq + 6 :, 1] - X[nq + 6 :, 0])
-            tau = U[:, 0] + KP * (q_des - data.qpos[7:]) + KD * (v_des - data.qvel[6:])
-            data.ctrl[:] = np.clip(tau, -limit, limit)
+            now = plant.state()
+            tau = np.clip(U[:, 0] + KP * (q_des - now[7:nq]) + KD * (v_des - now[nq + 6 :]),
+                          -limit, limit)
             if j == 0:
                 log["t"].append(t)
-                log["q"].append(data.qpos.copy())
+                log["q"].append(now[:nq])
                 log["v"].append(x[nq:])
-                log["tau"].append(data.ctrl.copy())
-            mujoco.mj_step(model, data)
+                log["tau"].append(tau)
+            plant.step(tau)
     log = {key: np.asarray(value) for key, value in log.items()}
     # retuning: one weight changed, then the next solve's result, with no build in between
     start = time.perf_counter()
     controller.parameters.set("control", weight=0.02)
-    controller(steps * PERIOD, measured_state(data), 1.0)
+    controller(steps * PERIOD, plant.state(), 1.0)
     log["retune_s"] = time.perf_counter() - start
     log["build_s"] = controller.build_s
     return log

@@ -16,8 +16,8 @@ from casdyn.errors import ConvergenceWarning, InputError
 from casdyn.ocp import (
     SQP,
     CenterOfMass,
-    CollisionDistance,
     CentroidalMomentum,
+    CollisionDistance,
     ContactForce,
     ContactModel,
     ControlResidual,

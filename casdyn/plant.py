@@ -1,0 +1,172 @@
+"""A MuJoCo simulation of a casdyn robot, the plant of a closed loop: the robot's URDF read by
+MuJoCo's compiler, a free joint for a floating base, a floor, contact spheres or boxes on
+the feet, one torque motor per actuated joint, and the state converted both ways between
+MuJoCo's ``qpos``/``qvel`` and casdyn's ``x = [q; v]``.
+
+The free joint's velocities differ: MuJoCo's ``qvel`` starts with the base's linear velocity
+in the world frame and its angular velocity in the base frame; casdyn's ``v`` starts with
+the base twist in the base frame, angular first (:func:`to_casdyn`, :func:`to_mujoco`). The
+quaternion is ``[w, x, y, z]`` in both. Needs the ``mujoco`` extra
+(``pip install "casdyn[mujoco]"``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .errors import CasdynError, InputError, unknown_name
+from .model.shipped import robot_names, robot_urdf
+
+__all__ = ["MujocoPlant", "to_casdyn", "to_mujoco"]
+
+
+def _mujoco():
+    try:
+        import mujoco
+    except ImportError:
+        raise CasdynError('the MuJoCo plant needs mujoco: pip install "casdyn[mujoco]"') from None
+    return mujoco
+
+
+def _rotation(quaternion: np.ndarray) -> np.ndarray:
+    w, x, y, z = quaternion / np.linalg.norm(quaternion)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def to_casdyn(qpos: np.ndarray, qvel: np.ndarray, floating_base: bool) -> np.ndarray:
+    """casdyn's ``x = [q; v]`` of MuJoCo's ``qpos``, ``qvel`` (a floating base first)."""
+    qpos, qvel = np.asarray(qpos, dtype=float), np.asarray(qvel, dtype=float)
+    if not floating_base:
+        return np.r_[qpos, qvel]
+    R = _rotation(qpos[3:7])
+    return np.r_[qpos, qvel[3:6], R.T @ qvel[0:3], qvel[6:]]
+
+
+def to_mujoco(x: np.ndarray, nq: int, floating_base: bool) -> tuple[np.ndarray, np.ndarray]:
+    """MuJoCo's ``(qpos, qvel)`` of casdyn's ``x`` (``nq`` configuration entries)."""
+    x = np.asarray(x, dtype=float)
+    q, v = x[:nq], x[nq:]
+    if not floating_base:
+        return q.copy(), v.copy()
+    R = _rotation(q[3:7])
+    return q.copy(), np.r_[R @ v[3:6], v[0:3], v[6:]]
+
+
+class MujocoPlant:
+    """MuJoCo's model and data of ``robot`` (a :class:`casdyn.RigidBodyTree` loaded from a
+    URDF): ``urdf`` is that URDF (a path or its text; default: the shipped robot's, or the
+    file the robot was read from).
+
+    ``feet``: bodies that touch the floor — a name gets a sphere of ``foot_radius`` (m)
+    centred on the body's origin; a mapping ``{body: (half_length, half_width)}`` gets a
+    flat box sole (``sole_thickness`` m thick) under the body's origin, its axes the body's.
+    ``friction``: the floor's and the feet's sliding friction. ``timestep``: MuJoCo's (s).
+    ``floor``: a plane at ``z = 0``. The actuated joints (``actuated``, default every joint
+    but a floating base) get torque motors limited to the robot's effort limits; the joint
+    order is checked against casdyn's.
+    """
+
+    def __init__(self, robot, urdf: str | os.PathLike | None = None, *,
+                 feet: Sequence[str] | Mapping[str, tuple[float, float]] = (),
+                 foot_radius: float = 0.015, sole_thickness: float = 0.01,
+                 friction: float = 1.0, timestep: float = 0.001, floor: bool = True,
+                 actuated: Sequence[str] | None = None):
+        mujoco = _mujoco()
+        self.robot, self.floating_base = robot, bool(robot.floating_base)
+        text = _urdf_text(robot, urdf)
+        # keep fixed links as bodies (MuJoCo would merge them into their parents)
+        start = text.index(">", text.index("<robot")) + 1
+        text = (text[:start] + '<mujoco><compiler fusestatic="false" balanceinertia="false" '
+                'discardvisual="true"/></mujoco>' + text[start:])
+        spec = mujoco.MjSpec.from_string(text)
+        spec.option.timestep = float(timestep)
+        if self.floating_base:
+            spec.body(robot.body_names[0]).add_freejoint()  # the root link
+        surface = [float(friction), 0.005, 0.0001]
+        if floor:
+            spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05],
+                                    friction=surface)
+        soles = feet if isinstance(feet, Mapping) else {foot: None for foot in feet}
+        for foot, sole in soles.items():
+            if foot not in robot.body_names:
+                raise InputError(f"feet: {unknown_name('body', foot, robot.body_names)}")
+            body = spec.body(foot)
+            if sole is None:
+                body.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[foot_radius, 0, 0],
+                              friction=surface)
+            else:
+                half = sole_thickness / 2
+                body.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[*sole, half],
+                              pos=[0, 0, -half], friction=surface)
+        joints = list(robot.joint_names[1:] if self.floating_base else robot.joint_names)
+        self.actuated = joints if actuated is None else list(actuated)
+        limits = dict(zip(robot.joint_names, _per_joint(robot, robot.effort_limits),
+                          strict=True))
+        for joint in self.actuated:
+            if joint not in joints:
+                raise InputError(f"actuated: {unknown_name('joint', joint, joints)}")
+            limited = bool(np.isfinite(limits[joint]))
+            spec.add_actuator(name=joint, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT,
+                              ctrlrange=[-limits[joint], limits[joint]] if limited else [0, 0],
+                              ctrllimited=limited)
+        self.model = spec.compile()
+        names = [self.model.joint(i).name for i in range(self.model.njnt)]
+        if names[int(self.floating_base):] != joints:
+            raise CasdynError(f"MuJoCo's joint order {names} differs from casdyn's {joints}")
+        self.data = mujoco.MjData(self.model)
+        self._mujoco = mujoco
+
+    @property
+    def time(self) -> float:
+        """The simulated time (s)."""
+        return float(self.data.time)
+
+    def state(self) -> np.ndarray:
+        """casdyn's ``x = [q; v]`` now."""
+        return to_casdyn(self.data.qpos, self.data.qvel, self.floating_base)
+
+    def set_state(self, x) -> None:
+        """Put the robot at casdyn's state ``x`` (``nq + nv``) and update MuJoCo's
+        kinematics."""
+        x = np.asarray(x, dtype=float)
+        expected = self.robot.nq + self.robot.nv
+        if x.shape != (expected,) or not np.all(np.isfinite(x)):
+            raise InputError(f"set_state: expected {expected} finite numbers, got shape "
+                             f"{x.shape}")
+        self.data.qpos[:], self.data.qvel[:] = to_mujoco(x, self.robot.nq, self.floating_base)
+        self._mujoco.mj_forward(self.model, self.data)
+
+    def step(self, tau, steps: int = 1) -> None:
+        """``steps`` MuJoCo steps with the motors' torques ``tau`` (one per actuated joint,
+        clipped to their limits by MuJoCo)."""
+        tau = np.asarray(tau, dtype=float)
+        if tau.shape != (len(self.actuated),):
+            raise InputError(f"step: expected {len(self.actuated)} torques, got shape "
+                             f"{tau.shape}")
+        self.data.ctrl[:] = tau
+        for _ in range(int(steps)):
+            self._mujoco.mj_step(self.model, self.data)
+
+
+def _per_joint(robot, per_velocity: np.ndarray) -> list[float]:
+    """One value per joint name of a per-velocity array (a joint's first velocity's)."""
+    return [float(per_velocity[j.idx_v]) for j in robot.model.coordinate_joints]
+
+
+def _urdf_text(robot, urdf) -> str:
+    if urdf is None:
+        source = robot.model.description.source if robot.model.description else ""
+        if robot.name in robot_names():
+            return robot_urdf(robot.name)
+        if source and Path(source).is_file():
+            return Path(source).read_text(encoding="utf-8")
+        raise InputError(f"MujocoPlant: give the URDF of {robot.name!r} (urdf=path or text)")
+    if isinstance(urdf, os.PathLike) or (isinstance(urdf, str) and "<robot" not in urdf):
+        return Path(urdf).read_text(encoding="utf-8")
+    return urdf
