@@ -13,12 +13,14 @@ quaternion is ``[w, x, y, z]`` in both. Needs the ``mujoco`` extra
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from xml.etree import ElementTree
 
 import numpy as np
 
-from .errors import CasdynError, InputError, unknown_name
+from .errors import CasdynError, InputError, ModelWarning, unknown_name
 from .model.shipped import robot_names, robot_urdf
 
 __all__ = ["MujocoPlant", "to_casdyn", "to_mujoco"]
@@ -67,24 +69,21 @@ class MujocoPlant:
     centred on the body's origin; a mapping ``{body: (half_length, half_width)}`` gets a
     flat box sole (``sole_thickness`` m thick) under the body's origin, its axes the body's.
     ``friction``: the floor's and the feet's sliding friction. ``timestep``: MuJoCo's (s).
-    ``floor``: a plane at ``z = 0``. The actuated joints (``actuated``, default every joint
-    but a floating base) get torque motors limited to the robot's effort limits; the joint
-    order is checked against casdyn's.
+    ``floor``: a plane at ``z = 0``. ``collision``: keep the URDF's own collision geometry
+    (default False: only the feet touch anything — a URDF's collision meshes named by
+    ``package://`` paths are files MuJoCo's compiler would not find). The actuated joints
+    (``actuated``, default every joint but a floating base) get torque motors limited to
+    the robot's effort limits; the joint order is checked against casdyn's.
     """
 
     def __init__(self, robot, urdf: str | os.PathLike | None = None, *,
                  feet: Sequence[str] | Mapping[str, tuple[float, float]] = (),
                  foot_radius: float = 0.015, sole_thickness: float = 0.01,
                  friction: float = 1.0, timestep: float = 0.001, floor: bool = True,
-                 actuated: Sequence[str] | None = None):
+                 collision: bool = False, actuated: Sequence[str] | None = None):
         mujoco = _mujoco()
         self.robot, self.floating_base = robot, bool(robot.floating_base)
-        text = _urdf_text(robot, urdf)
-        # keep fixed links as bodies (MuJoCo would merge them into their parents)
-        start = text.index(">", text.index("<robot")) + 1
-        text = (text[:start] + '<mujoco><compiler fusestatic="false" balanceinertia="false" '
-                'discardvisual="true"/></mujoco>' + text[start:])
-        spec = mujoco.MjSpec.from_string(text)
+        spec = mujoco.MjSpec.from_string(_for_mujoco(_urdf_text(robot, urdf), collision))
         spec.option.timestep = float(timestep)
         if self.floating_base:
             spec.body(robot.body_names[0]).add_freejoint()  # the root link
@@ -152,6 +151,43 @@ class MujocoPlant:
         self.data.ctrl[:] = tau
         for _ in range(int(steps)):
             self._mujoco.mj_step(self.model, self.data)
+
+
+def _for_mujoco(text: str, collision: bool) -> str:
+    """The URDF as MuJoCo's compiler should read it: fixed links kept as bodies (MuJoCo would
+    merge them into their parents, and the feet are fixed links), no visual geometry, the
+    collision geometry only where asked, and every link's inertia positive definite — a
+    link whose inertia is not (a massless dummy link, such as Go1's ``base``, whose 1e-6
+    entries make a matrix of rank one) gets its diagonal, with a warning: MuJoCo refuses it,
+    casdyn sums it into its neighbours."""
+    root = ElementTree.fromstring(text)
+    singular = []
+    for link in root.iter("link"):
+        if not collision:
+            for element in link.findall("collision"):
+                link.remove(element)
+        inertia = link.find("inertial/inertia")
+        if inertia is None:
+            continue
+        get = {key: float(inertia.get(key, 0.0)) for key in
+               ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")}
+        matrix = np.array([[get["ixx"], get["ixy"], get["ixz"]],
+                           [get["ixy"], get["iyy"], get["iyz"]],
+                           [get["ixz"], get["iyz"], get["izz"]]])
+        if np.linalg.eigvalsh(matrix).min() <= 0:
+            singular.append(link.get("name"))
+            for key in ("ixy", "ixz", "iyz"):
+                inertia.set(key, "0")
+    if singular:
+        warnings.warn(f"MujocoPlant: the inertia of {len(singular)} links is not positive "
+                      f"definite, which MuJoCo refuses ({', '.join(map(repr, singular))}); "
+                      "the plant uses their diagonals", ModelWarning, stacklevel=3)
+    compiler = ElementTree.Element("compiler", fusestatic="false", balanceinertia="false",
+                                   discardvisual="true")
+    extension = ElementTree.Element("mujoco")
+    extension.append(compiler)
+    root.insert(0, extension)
+    return ElementTree.tostring(root, encoding="unicode")
 
 
 def _per_joint(robot, per_velocity: np.ndarray) -> list[float]:

@@ -127,17 +127,29 @@ def test_the_front_pages_sample_runs(capsys):
 
 @pytest.mark.slow
 def test_the_mpc_pages_loop_runs_and_crouches():
-    """The loop as the page shows it, in CasADi's VM: the compiled horizon is the same graph
-    in C (tests/test_ocp.py checks compiled Functions against their graphs)."""
+    """The loop as the page shows it, in CasADi's VM (tests/test_ocp_problem.py checks the
+    compiled stages against their graphs), with MuJoCo as the plant."""
     code = _python_blocks("mpc.md")[0]
     assert code.count("compile=True") == 1
     namespace: dict = {}
     exec(compile(code.replace("compile=True", "compile=False"), "docs/mpc.md", "exec"),
          namespace)
-    x, q_ref = namespace["x"], namespace["q_ref"]
-    assert abs(namespace["q"][2] - q_ref[2] - 0.04) < 1e-12
-    assert abs(x[2] - q_ref[2]) < 0.005  # down by 4 cm, to within 5 mm
+    x, x_ref, q = namespace["x"], namespace["x_ref"], namespace["q"]
+    assert abs(q[2] - x_ref[2] - 0.04) < 0.01  # asked 4 cm down from standing
+    assert abs(x[2] - x_ref[2]) < 0.005  # there, to within 5 mm
     assert np.abs(x[namespace["robot"].nq:]).max() < 0.05  # and nearly still
+
+
+@pytest.mark.slow
+def test_the_mpc_pages_own_quadruped_trots(capsys):
+    """The page's Go1 (not shipped: its URDF from example-robot-data) walks at about the
+    commanded speed in MuJoCo without falling, with the code as printed."""
+    [code] = [block for block in _python_blocks("mpc.md") if "go1.urdf" in block]
+    with pytest.warns(casdyn.ModelWarning, match="'camera_laserscan_link_left'"):
+        exec(compile(code, "docs/mpc.md", "exec"), {})
+    walked, height = map(float, re.search(r"walked (\S+) m in 5.0 s, base at (\S+) m",
+                                          capsys.readouterr().out).groups())
+    assert walked > 0.8 * 0.4 * 4.7 and height > 0.25
 
 
 def test_the_readmes_test_command_is_what_ci_runs():
