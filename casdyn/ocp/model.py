@@ -35,9 +35,6 @@ from casdyn.errors import InputError, unknown_name
 from .checks import nonnegative, number
 
 CONES = ("pyramid", "exact")
-# the tangential force's norm sqrt(fx^2 + fy^2 + e^2) - e in the one-row exact cone: smooth
-# at f_t = 0, and never more than this (N) below |f_t|
-NORM_SMOOTHING = 1e-6
 
 
 def friction_pyramid(force, mu: float | ca.SX | ca.MX):
@@ -53,15 +50,6 @@ def friction_cone(force, mu: float | ca.SX | ca.MX):
     ``mu^2 fz^2 - fx^2 - fy^2`` (smooth, unlike ``mu fz - |f_t|``; both rows non-negative
     is ``|f_t| <= mu fz``). ``mu`` as in :func:`friction_pyramid`."""
     return _cone(force, _friction(mu))
-
-
-def _cone_norm(force, mu):
-    """The exact cone as one row, ``mu fz - |f_t| >= 0``, the norm smoothed at ``f_t = 0``
-    (:data:`NORM_SMOOTHING`): its gradient keeps the tangential force's direction, where the
-    squared form's vanishes with ``f_t`` (a QP linearised there would leave ``f_t`` free)."""
-    fx, fy, fz = force[0], force[1], force[2]
-    e = NORM_SMOOTHING
-    return mu * fz - (ca.sqrt(fx**2 + fy**2 + e**2) - e)
 
 
 def _friction(mu):
@@ -222,15 +210,14 @@ class ContactModel:
         return ca.horzcat(*rows) if rows else ca.SX(6 - first, 0)
 
     def contact_rows(self, force, cone: str = "pyramid"):
-        """One held foot's rows ``>= 0``: its force in the friction pyramid (four rows), the
-        exact ``cone`` (two rows, :func:`friction_cone`) or the exact cone as one row
-        ``mu fz - |f_t|`` (``cone="norm"``, the form an SQP linearises well); with
-        ``contact="6d"`` (``force = [n; f]``, world axes, the sole flat) four more: the
-        centre of pressure within the sole, ``|n_x| <= w fz`` and ``|n_y| <= l fz``."""
-        if cone not in (*CONES, "norm"):
+        """One held foot's rows ``>= 0``: its force in the friction pyramid (four rows) or the
+        exact ``cone`` (two rows, :func:`friction_cone`); with ``contact="6d"`` (``force =
+        [n; f]``, world axes, the sole flat) four more: the centre of pressure within the
+        sole, ``|n_x| <= w fz`` and ``|n_y| <= l fz``."""
+        if cone not in CONES:
             raise InputError(f"cone must be 'pyramid' or 'exact', got {cone!r}")
         f = force if self.contact == "point" else force[3:]
-        rows = {"pyramid": _pyramid, "exact": _cone, "norm": _cone_norm}[cone](f, self.mu)
+        rows = _pyramid(f, self.mu) if cone == "pyramid" else _cone(f, self.mu)
         if self.contact == "6d":
             length, width = self.sole
             n = force[:3]

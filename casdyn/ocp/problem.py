@@ -39,10 +39,10 @@ class Problem:
     ``modes``: the stance masks (one flag per foot, or the held feet's names) the intervals
     may take (default: every foot held); :attr:`Parameters.modes` picks one per interval.
     ``friction``: "pyramid" (four linear rows per held foot), "exact" (the second-order
-    cone as one row, ``mu fz - |f_t| >= 0``, the norm smoothed by 1e-6 N at ``f_t = 0``) or
-    None (no friction constraint). ``effort_limit`` (N m or N; a scalar or one per
-    actuated joint), ``velocity_limit`` (a scalar or one per joint velocity ``nv``; the
-    floating base's are never bounded): default the robot's, ``inf`` for none.
+    cone, ``|f_t| <= mu fz``) or None (no friction constraint). ``effort_limit`` (N m or N;
+    a scalar or one per actuated joint), ``velocity_limit`` (a scalar or one per joint
+    velocity ``nv``; the floating base's are never bounded): default the robot's, ``inf``
+    for none.
     ``position_limits``: True for the robot's joint limits, None for none. ``constraints``:
     state constraints (:mod:`casdyn.ocp.constraints`, e.g. collision distances) held at
     every knot from the second to the horizon's end.
@@ -111,12 +111,12 @@ class Problem:
 
     # -- friction rows -------------------------------------------------------------------------
     def rows_per_foot(self, linearised: bool = True) -> int:
-        """Inequality rows of one foot: the friction pyramid's four, or the exact cone's one
+        """Inequality rows of one foot: the friction pyramid's four, or the exact cone's two
         (``linearised``: four, see :meth:`friction_rows`); four more for the centre of
         pressure with ``contact="6d"``; none without friction."""
         if self.friction is None:
             return 0
-        cone = 1 if self.friction == "exact" and not linearised else 4
+        cone = 2 if self.friction == "exact" and not linearised else 4
         return cone + (4 if self.model.contact == "6d" else 0)
 
     def held_rows(self, mode: int, linearised: bool = True) -> np.ndarray:
@@ -134,7 +134,8 @@ class Problem:
     def friction_rows(self, forces, directions=None):
         """Every foot's rows ``h >= 0`` for its force (``forces``: ``force_size x n_feet``,
         world axes): the pyramid (:func:`casdyn.ocp.friction_pyramid`), or the exact cone
-        ``mu fz - |f_t| >= 0`` (the norm smoothed by 1e-6 N at ``f_t = 0``). With
+        (:func:`casdyn.ocp.friction_cone`: ``fz >= 0`` and ``mu^2 fz^2 - |f_t|^2 >= 0``,
+        smooth, for an NLP solver with exact Hessians). With
         ``directions`` (``2 x n_feet``, unit tangential directions ``d``, constants of the
         linearisation) the exact cone is four rows ``mu fz - e . f_t`` for ``e`` in
         ``(d, d_perp, -d, -d_perp)``: the face along ``d`` is the cone itself where ``d`` is
@@ -155,8 +156,7 @@ class Problem:
                                   m.mu * f[2] + along, m.mu * f[2] + across)
                 rows.append(ca.vertcat(cone, m.contact_rows(force, "pyramid")[4:]))
             else:
-                kind = "pyramid" if self.friction == "pyramid" else "norm"
-                rows.append(m.contact_rows(force, kind))
+                rows.append(m.contact_rows(force, self.friction))
         return ca.vertcat(*rows)
 
     def directions(self, forces):
