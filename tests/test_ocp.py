@@ -245,37 +245,6 @@ def test_quadruped_mpc_quick_run_walks_without_falling(tmp_path):
 
 
 @pytest.mark.slow
-def test_real_time_iterations_converge_to_the_nlp_optimum(robot):
-    """Gauss-Newton SQP keeps the exact gradient, so the RTI's fixed point (one QP per
-    iteration, iterated) is a KKT point of the NLP: the same optimum Ipopt finds for the
-    ContactOCP with forward dynamics, the same cost, pyramids and torque limits."""
-    from casdyn.ocp import RealTimeIteration
-
-    ocp, parameters, guess = small_problem(robot, "forward")
-    model, N = ocp.model, ocp.N
-    modes = sorted(set(ocp.stance))
-    rti = RealTimeIteration(model, ocp.cost, N, modes, constraints="hard",
-                            compile=False, hpipm={"mode": "speed_abs", "iter_max": 50})
-    X0, W0 = ocp.split(guess)
-    rti.initialize(X0, W0)
-    x_init, P = parameters[: model.nx], parameters[model.nx :].reshape(-1, N + 1, order="F")
-    mode = [modes.index(s) for s in ocp.stance]
-    held = np.array(ocp.stance, dtype=float).T
-    for _ in range(30):
-        before = rti.X.copy()
-        success = rti.iterate(x_init, P, mode, held)
-        if np.abs(rti.X - before).max() < 1e-10:
-            break
-    assert success and np.abs(rti.X - before).max() < 1e-10
-    solver = ocp.solver("ipopt", options={"ipopt": {"tol": 1e-10}})
-    solution = solver(x0=guess, p=parameters, lbx=ocp.lbz, ubx=ocp.ubz, lbg=ocp.lbg,
-                      ubg=ocp.ubg)
-    X, W = ocp.split(solution["x"].full().ravel())
-    assert np.allclose(rti.X, X, atol=1e-6)
-    assert np.allclose(rti.U, W, atol=1e-5)
-
-
-@pytest.mark.slow
 def test_trot_step_example_quick_converges_with_fatrop():
     result = subprocess.run([sys.executable, str(EXAMPLES / "quadruped_trot_ocp.py"), "--quick",
                              "--solver", "fatrop", "--json"],

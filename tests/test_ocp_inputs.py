@@ -16,7 +16,6 @@ from casdyn import InputError, progress
 from casdyn.ocp import (
     ContactModel,
     ContactOCP,
-    RealTimeIteration,
     TrackingCost,
     compiled,
     friction_cone,
@@ -198,80 +197,87 @@ def test_contact_ocp_guess_refuses_a_bad_start(model, cost, x_init, u_guess, mes
         ocp.guess(x_init, u_guess)
 
 
-# -- RealTimeIteration ----------------------------------------------------------------------
+# -- the SQP's arguments ----------------------------------------------------------------------
 MODES = ((1, 1, 1, 1), (1, 0, 0, 1))
+
+
+@pytest.fixture(scope="module")
+def problem(model):
+    from casdyn.ocp import ControlResidual, Problem, StateResidual
+
+    return Problem(model, 2, [StateResidual(), ControlResidual()], modes=MODES)
+
+
+@pytest.fixture(scope="module")
+def sqp(problem):
+    """Two knots, interpreted, standing."""
+    from casdyn.ocp import SQP
+
+    sqp = SQP(problem, compile=False)
+    q = np.r_[0.0, 0.0, 0.25, 1.0, 0.0, 0.0, 0.0, [0.0, 0.8, -1.6] * 2 + [0.0, -0.8, 1.6] * 2]
+    sqp.hold(np.r_[q, np.zeros(problem.model.nv)])
+    return sqp
 
 
 @pytest.mark.parametrize(("options", "message"), [
     ({"N": 0}, "N must be a whole number of at least 1, got 0"),
     ({"N": 2.5}, "N must be a whole number of at least 1, got 2.5"),
     ({"N": "3"}, "N must be a whole number of at least 1, got '3'"),
-    ({"modes": (1, 1, 1, 1)}, "modes[0] must be one flag per foot (4) or the held feet's "
-                              "names, got 1"),
-    ({"modes": ()}, "modes: give at least one stance mask"),
+    ({"modes": [(1, 1, 1, 1), 1]}, "modes[1] must be one flag per foot (4) or the held feet's "
+                                   "names, got 1"),
+    ({"modes": ()}, "modes must be a non-empty sequence of stance masks, got ()"),
     ({"effort_limit": np.ones(3)}, "effort_limit must be a scalar or 12 non-negative numbers, "
                                    "got shape (3,)"),
     ({"effort_limit": NAN}, "effort_limit must be a scalar or 12 non-negative numbers, "
                             "got nan"),
-    ({"barrier": (NAN, 0.5)}, "barrier must be 2 finite positive numbers (mu, delta), "
-                              "got (nan, 0.5)"),
-    ({"torque_barrier": (0.1, 0.0)}, "torque_barrier must be 2 finite positive numbers "
-                                     "(mu, delta), got (0.1, 0.0)"),
-    ({"barrier": 1.0}, "barrier must be 2 finite positive numbers (mu, delta), got 1.0"),
-    ({"constraints": "soft"}, "constraints must be 'hard' or 'barrier', got 'soft'"),
+    ({"velocity_limit": -1.0}, "velocity_limit must be a scalar or 18 non-negative numbers"),
+    ({"position_limits": (0, 1)}, "position_limits must be True (the robot's) or None"),
+    ({"constraints": [1]}, "constraints must be a sequence of casdyn.ocp constraints"),
 ])
-def test_real_time_iteration_refuses_bad_arguments(model, cost, options, message):
+def test_problem_refuses_bad_arguments(model, options, message):
+    from casdyn.ocp import ControlResidual, Problem
+
     arguments = {"N": 2, "modes": MODES, **options}
-    N, modes = arguments.pop("N"), arguments.pop("modes")
+    N = arguments.pop("N")
     with raises(message):
-        RealTimeIteration(model, cost, N, modes, compile=False, **arguments)
-
-
-@pytest.fixture(scope="module")
-def rti(model, cost):
-    """Two knots, interpreted, standing."""
-    rti = RealTimeIteration(model, cost, 2, MODES, compile=False)
-    q = np.r_[0.0, 0.0, 0.25, 1.0, 0.0, 0.0, 0.0, [0.0, 0.8, -1.6] * 2 + [0.0, -0.8, 1.6] * 2]
-    x = np.r_[q, np.zeros(model.nv)]
-    rti.initialize(np.tile(x[:, None], (1, 3)), np.zeros((model.nu, 2)))
-    return rti
-
-
-def iterate_arguments(model, cost, rti):
-    P = np.zeros((cost.parameter_size(model), 3))
-    P[3] = 1.0  # the reference quaternion
-    return {"x0": rti.X[:, 0], "P": P, "mode": [0, 1], "held": np.ones((4, 2))}
+        Problem(model, N, [ControlResidual()], **arguments)
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({"mode": [0, 2]}, "mode: each knot's index into the 2 modes (0 to 1), got [0.0, 2.0]"),
-    ({"mode": [0, 0.5]}, "mode: each knot's index into the 2 modes (0 to 1), got [0.0, 0.5]"),
-    ({"mode": [0]}, "mode: expected 2 values (one per interval), got shape (1,)"),
-    ({"held": np.full((4, 2), 2.0)}, "held: 0 or 1 per foot and interval"),
-    ({"held": np.ones((4, 3))}, "held: expected shape (4, 2), got (4, 3)"),
-    # q_ref 19, v_ref 18, u_ref 12, then a height and a weight per foot: 57 rows
-    ({"P": np.zeros((5, 3))}, "P: expected shape (57, 3), got (5, 3)"),
-    ({"x0": np.zeros(3)}, "x0: expected 37 finite numbers, got shape (3,)"),
+    ({"x0": np.zeros(3)}, "x0: expected 37 finite numbers, got [0.0, 0.0, 0.0]"),
     ({"x0": np.full(37, NAN)}, "x0: expected 37 finite numbers"),
 ])
-def test_iterate_refuses_a_bad_schedule_or_state(model, cost, rti, options, message):
-    arguments = {**iterate_arguments(model, cost, rti), **options}
-    X, U = rti.X.copy(), rti.U.copy()
+def test_iterate_refuses_a_bad_state(problem, sqp, options, message):
+    arguments = {"x0": sqp.X[:, 0], "parameters": problem.parameters(), **options}
+    X, U = sqp.X.copy(), sqp.U.copy()
     with raises(message):
-        rti.iterate(**arguments)
-    assert np.array_equal(rti.X, X) and np.array_equal(rti.U, U)
+        sqp.iterate(**arguments)
+    assert np.array_equal(sqp.X, X) and np.array_equal(sqp.U, U)
 
 
-def test_initialize_refuses_a_non_finite_guess(rti):
-    X, U = rti.X.copy(), rti.U.copy()
+def test_initialize_refuses_a_non_finite_guess_or_a_wrong_shape(sqp):
+    X, U = sqp.X.copy(), sqp.U.copy()
     X[0, 1] = NAN
     with raises("initialize: X and U must be finite, got NaN or inf"):
-        rti.initialize(X, U)
+        sqp.initialize(X, U)
+    with raises("initialize: expected X (37, 3) and U (12, 2), got (37, 2) and (12, 2)"):
+        sqp.initialize(X[:, :2], U)
+    X[0, 1] = 0.0
+    X[3:7, 2] = 0.0
+    with raises("initialize: a zero quaternion in X (give a standing pose)"):
+        sqp.initialize(X, U)
 
 
-def test_shift_refuses_a_non_finite_fraction(rti):
+def test_shift_refuses_a_non_finite_fraction(sqp):
     with raises("fraction must be a finite non-negative number, got nan"):
-        rti.shift(NAN)
+        sqp.shift(NAN)
+
+
+def test_sqp_refuses_what_is_no_problem():
+    from casdyn.ocp import SQP
+
+    with raises("SQP needs a casdyn.ocp.Problem, got str"):
+        SQP("problem")
 
 
 # -- progress of the compiled horizon -------------------------------------------------------
@@ -302,24 +308,17 @@ def test_compiled_reports_its_build_when_asked(at_once, tmp_path, capsys, monkey
     assert "casdyn: ocp_half: [1/1] ocp_half.c (" in capsys.readouterr().err
 
 
-def test_real_time_iteration_reports_its_compiled_horizon(at_once, model, cost, tmp_path,
-                                                          capsys, monkeypatch):
-    """Each of the horizon's compiled Functions reports, whatever program builds them."""
-    from casdyn.ocp import rti as rti_module
+def test_the_sqp_reports_its_compiled_stages(at_once, tmp_path, capsys, monkeypatch):
+    """The stage linearisations report their build on stderr."""
+    from casdyn.ocp import SQP, ContactModel, ControlResidual, Problem
 
     monkeypatch.setenv("CASDYN_CACHE", str(tmp_path))
-    # the horizon's own C takes gcc minutes: compile a stand-in of each, report included
-    stand_in = ca.SX.sym("x")
-
-    def small(function, **options):
-        compiled(ca.Function(function.name(), [stand_in], [2 * stand_in]), **options)
-        return function
-
-    monkeypatch.setattr(rti_module, "compile_function", small)
-    RealTimeIteration(model, cost, 1, MODES[:1], progress=True)
+    arm = casdyn.load_robot("planar_2link")
+    SQP(Problem(ContactModel(arm, dt=0.01), 2, [ControlResidual()]), progress=True)
     err = capsys.readouterr().err
-    for name in ("rti_qp_data", "rti_update", "rti_shift"):
-        assert f"casdyn: {name}: [1/1] {name}.c (" in err
+    assert "casdyn: ocp stages: compiling 1 C file" in err
+    assert re.search(r"casdyn: ocp stages: \[1/1\] \S+\.c \(\d+\.\d s\)", err), err
+    assert "casdyn: ocp stages: done in " in err
 
 
 def test_progress_must_be_true_false_or_none(tmp_path):
@@ -328,22 +327,7 @@ def test_progress_must_be_true_false_or_none(tmp_path):
         compiled(ca.Function("ocp_id", [x], [x]), directory=tmp_path, progress="yes")
 
 
-def test_iterate_reports_what_hpipm_did(model, cost, rti):
-    rti.initialize(rti.X, rti.U)
-    assert rti.iterate(**iterate_arguments(model, cost, rti))
-    assert rti.status.startswith("HPIPM: ") and "iterations" in rti.status
-
-
-def test_a_diverged_plan_is_reported_and_kept_not_handed_to_hpipm(model, cost, rti):
-    """A plan whose QP data overflow (here velocities of 1e200) used to reach HPIPM, whose
-    assertion on NaN bounds ends the process; now the call returns False, warns, and the
-    plan stays as it was."""
-    X, U = rti.X.copy(), rti.U.copy()
-    diverged = X.copy()
-    diverged[model.nq:, :] = 1e200
-    rti.initialize(diverged, U)
-    with pytest.warns(casdyn.ConvergenceWarning, match="not finite: the plan diverged"):
-        assert rti.iterate(**iterate_arguments(model, cost, rti)) is False
-    assert "diverged" in rti.status
-    assert np.array_equal(rti.X, diverged) and np.array_equal(rti.U, U)
-    rti.initialize(X, U)
+def test_iterate_reports_what_hpipm_did(problem, sqp):
+    sqp.initialize(sqp.X, sqp.U)
+    assert sqp.iterate(sqp.X[:, 0], problem.parameters())
+    assert sqp.status.startswith("HPIPM: ") and "iterations" in sqp.status

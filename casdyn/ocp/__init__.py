@@ -15,9 +15,9 @@ The general layer, for any robot (fixed or floating base, any feet, any actuated
   :meth:`SQP.iterate` once per control period (MPC);
 * :class:`Transcription`: the same problem as one NLP for Ipopt or fatrop.
 
-The earlier, quadruped-shaped classes remain: :class:`TrackingCost`, :class:`ContactOCP`
-(also with inverse dynamics and force variables) and :class:`RealTimeIteration` (with the
-relaxed-barrier option). :func:`compiled` is :func:`casdyn.compile_function`.
+The earlier, quadruped-shaped :class:`ContactOCP` (with :class:`TrackingCost`) remains for
+its inverse-dynamics NLP (accelerations and forces as variables). :func:`compiled` is
+:func:`casdyn.compile_function`.
 """
 
 from .compiled import compiled
@@ -38,14 +38,13 @@ from .residuals import (
     Residual,
     StateResidual,
 )
-from .rti import RealTimeIteration
 from .sqp import SQP, Result
 from .transcription import Transcription
 
 __all__ = ["SQP", "CenterOfMass", "CentroidalMomentum", "CollisionDistance", "Constraint",
            "ContactForce", "ContactModel",
            "ContactOCP", "ControlResidual", "FootHeight", "FrameOrientation", "FramePosition",
-           "FrameVelocity", "Parameters", "Problem", "RealTimeIteration", "Residual", "Result",
+           "FrameVelocity", "Parameters", "Problem", "Residual", "Result",
            "StateInequality", "StateResidual", "TrackingCost", "Transcription", "compiled",
            "friction_cone",
            "friction_pyramid"]
