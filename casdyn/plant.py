@@ -83,7 +83,8 @@ class MujocoPlant:
                  collision: bool = False, actuated: Sequence[str] | None = None):
         mujoco = _mujoco()
         self.robot, self.floating_base = robot, bool(robot.floating_base)
-        spec = mujoco.MjSpec.from_string(_for_mujoco(_urdf_text(robot, urdf), collision))
+        spec = mujoco.MjSpec.from_string(_for_mujoco(_urdf_text(robot, urdf), collision,
+                                                     robot.joint_names))
         spec.option.timestep = float(timestep)
         if self.floating_base:
             spec.body(robot.body_names[0]).add_freejoint()  # the root link
@@ -120,6 +121,26 @@ class MujocoPlant:
             raise CasdynError(f"MuJoCo's joint order {names} differs from casdyn's {joints}")
         self.data = mujoco.MjData(self.model)
         self._mujoco = mujoco
+        self._check_kinematics()
+
+    def _check_kinematics(self) -> None:
+        """Refuse a plant whose bodies are not where casdyn puts them (a URDF that is not
+        the robot's, a joint locked away from zero) at a random configuration."""
+        robot = self.robot
+        x = np.r_[robot.random_configuration(np.random.default_rng(0)), np.zeros(robot.nv)]
+        self.set_state(x)
+        q = x[: robot.nq]
+        for body in robot.body_names:
+            index = self._mujoco.mj_name2id(self.model, self._mujoco.mjtObj.mjOBJ_BODY, body)
+            if index < 0:
+                continue
+            expected = np.asarray(robot.get_transform(q, body))[:3, 3]
+            gap = float(np.abs(self.data.xpos[index] - expected).max())
+            if gap > 1e-9:
+                raise CasdynError(
+                    f"MujocoPlant: body {body!r} is {gap:.3g} m from where casdyn puts it: "
+                    "the URDF is not this robot's (a joint locked away from zero?)")
+        self.set_state(np.r_[robot.home_configuration(), np.zeros(robot.nv)])
 
     @property
     def time(self) -> float:
@@ -153,14 +174,19 @@ class MujocoPlant:
             self._mujoco.mj_step(self.model, self.data)
 
 
-def _for_mujoco(text: str, collision: bool) -> str:
-    """The URDF as MuJoCo's compiler should read it: fixed links kept as bodies (MuJoCo would
-    merge them into their parents, and the feet are fixed links), no visual geometry, the
+def _for_mujoco(text: str, collision: bool, joints: Sequence[str]) -> str:
+    """The URDF as MuJoCo's compiler should read it: the joints casdyn's robot does not have
+    (a robot with locked joints, ``robot.locked``) fixed at their zero position (the plant
+    checks the bodies' places), fixed links kept as bodies (MuJoCo would merge them into
+    their parents, and the feet are fixed links), no visual geometry, the
     collision geometry only where asked, and every link's inertia positive definite — a
     link whose inertia is not (a massless dummy link, such as Go1's ``base``, whose 1e-6
     entries make a matrix of rank one) gets its diagonal, with a warning: MuJoCo refuses it,
     casdyn sums it into its neighbours."""
     root = ElementTree.fromstring(text)
+    for joint in root.iter("joint"):
+        if joint.get("type") != "fixed" and joint.get("name") not in joints:
+            joint.set("type", "fixed")
     singular = []
     for link in root.iter("link"):
         if not collision:

@@ -93,3 +93,16 @@ def test_step_and_errors():
     with pytest.raises(InputError, match="MujocoPlant: give the URDF of 'my_arm'"):
         MujocoPlant(mine)
     assert MujocoPlant(mine, text, floor=False).model.nu == 6
+
+
+def test_a_robot_with_locked_joints():
+    """Joints locked at zero are fixed in the plant; locked elsewhere, the plant's bodies
+    would be elsewhere than casdyn's, which it refuses."""
+    from casdyn.errors import CasdynError
+
+    robot = casdyn.load_robot("ur5e")
+    locked = robot.locked({"wrist_3_joint": 0.0, "elbow_joint": 0.0})
+    plant = MujocoPlant(locked, casdyn.robot_urdf("ur5e"), floor=False)
+    assert plant.model.njnt == 4 and plant.model.nu == 4
+    with pytest.raises(CasdynError, match="is .* m from where casdyn puts it"):
+        MujocoPlant(robot.locked({"elbow_joint": 0.5}), casdyn.robot_urdf("ur5e"), floor=False)
