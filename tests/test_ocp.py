@@ -245,6 +245,22 @@ def test_quadruped_mpc_quick_run_walks_without_falling(tmp_path):
 
 
 @pytest.mark.slow
+def test_humanoid_mpc_takes_the_push_in_real_time(tmp_path):
+    """TALOS pushed with 200 N for 0.1 s in MuJoCo: every solve a usable step, the robot
+    standing, back where it was (CPU times are not asserted: a loaded CI machine)."""
+    result = subprocess.run([sys.executable, str(EXAMPLES / "humanoid_mpc.py"), "--quick",
+                             "--json", "--plot-dir", str(tmp_path)],
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["push_n"] == 200.0 and summary["solves"] == 200
+    assert not summary["fell"] and summary["steps_not_taken"] == 0
+    assert 0.01 < summary["largest_sideways_m"] < 0.1  # the push moved it, not over
+    assert abs(summary["final_sideways_m"]) < 0.01
+    assert (tmp_path / "humanoid_mpc.png").stat().st_size > 10_000
+
+
+@pytest.mark.slow
 def test_trot_step_example_quick_converges_with_fatrop():
     result = subprocess.run([sys.executable, str(EXAMPLES / "quadruped_trot_ocp.py"), "--quick",
                              "--solver", "fatrop", "--json"],

@@ -104,5 +104,5 @@ def test_a_robot_with_locked_joints():
     locked = robot.locked({"wrist_3_joint": 0.0, "elbow_joint": 0.0})
     plant = MujocoPlant(locked, casdyn.robot_urdf("ur5e"), floor=False)
     assert plant.model.njnt == 4 and plant.model.nu == 4
-    with pytest.raises(CasdynError, match="is .* m from where casdyn puts it"):
+    with pytest.raises(CasdynError, match=r"is .* m from where casdyn puts it"):
         MujocoPlant(robot.locked({"elbow_joint": 0.5}), casdyn.robot_urdf("ur5e"), floor=False)
