@@ -270,7 +270,8 @@ class Parameters:
         """Set residual ``name``'s ``reference`` and/or ``weight`` at ``knots`` (knot ``k <
         N`` is interval ``k``'s stage cost, ``N`` the terminal cost; an int, a slice, or
         indices; default every knot where ``name`` is a residual). A value is one column for
-        all those knots (a scalar weight for every row) or a ``(rows, len(knots))`` matrix.
+        all those knots (a scalar weight for every row) or a ``(rows, len(knots))`` matrix
+        (a weight also ``(1, len(knots))``: one per knot for every row).
         Returns self."""
         problem, N = self.problem, self.problem.N
         where = {}
@@ -370,6 +371,8 @@ def _columns(what: str, value, rows: int, count: int, *, nonnegative: bool) -> n
         array = array.ravel()  # a 3 x 3 rotation, row by row
     if array.ndim == 1 and array.shape[0] == rows:
         array = np.tile(array[:, None], (1, count))
+    if nonnegative and array.shape == (1, count):
+        array = np.repeat(array, rows, axis=0)  # one weight per knot, for every row
     if array.shape != (rows, count):
         raise InputError(f"{what}: expected {rows} rows (or ({rows}, {count}) for the knots), "
                          f"got shape {np.shape(value)}")
