@@ -69,7 +69,9 @@ class Controller:
         self.parameters = self.problem.parameters()
         self.parameters.set("state", reference=np.r_[GOAL, np.zeros(n)])
         self.parameters.set("control", reference=robot.gravity_torque(GOAL))
-        self.sqp = SQP(self.problem)
+        # HPIPM's interior point stopped at 10 iterations: the real-time iteration takes its
+        # step (at 50, a few QPs near the ball took 15 ms)
+        self.sqp = SQP(self.problem, hpipm={"mode": "speed_abs", "iter_max": 10})
         self.failures = 0
 
     def __call__(self, x: np.ndarray) -> np.ndarray:

@@ -80,16 +80,21 @@ class Controller:
         self.parameters = self.problem.parameters()
         self.sqp = SQP(self.problem)  # also the plan the Ipopt controller starts from
         self.failures = 0
+        self.started = False
 
     def solve(self, x: np.ndarray) -> bool:
         """This period's solve from the plan in ``self.sqp``; whether it succeeded."""
         raise NotImplementedError
 
+    def start(self, x: np.ndarray) -> None:
+        """The first plan: ``x`` held with the gravity torques (before the loop: it
+        evaluates the robot's Functions for the first time)."""
+        self.sqp.hold(x)
+
     def __call__(self, x: np.ndarray, ref: np.ndarray) -> np.ndarray:
-        if self.sqp.X is None:
-            self.sqp.hold(x)
-        else:
+        if self.started:
             self.sqp.shift(1.0)  # the knot is the period
+        self.started = True
         self.parameters.set("state", reference=np.r_[ref, np.zeros_like(ref)])
         self.failures += not self.solve(x)
         return self.sqp.U[:, 0].copy()
@@ -160,6 +165,7 @@ def main(plot_dir=None, steps=STEPS, solver="rti"):
     refs = reference(times)
     x = np.concatenate([HOME, np.zeros(n)])
     history_x, history_tau, solve_ms = [x], [], []
+    controller.start(x)
     for k in range(steps):
         started = time.perf_counter()
         tau = controller(x, refs[:, k : k + HORIZON + 1])
