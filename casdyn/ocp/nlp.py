@@ -30,6 +30,7 @@ from casdyn.errors import InputError
 from .checks import nonnegative
 from .cost import TrackingCost
 from .model import CONES, ContactModel, legged
+from .transcription import join_stages, nlpsol_options, split_stages
 
 
 class ContactOCP:
@@ -76,21 +77,11 @@ class ContactOCP:
     # -- layout ---------------------------------------------------------------------------
     def split(self, z) -> tuple:
         """``(X (nx, N + 1), W (nw, N))`` of a variable vector (NumPy or CasADi)."""
-        nx, nw, N = self.model.nx, self.nw, self.N
-        stride = nx + nw
-        if isinstance(z, np.ndarray | ca.DM):
-            z = np.asarray(z, dtype=float).ravel()
-            X = np.stack([z[k * stride : k * stride + nx] for k in range(N + 1)], axis=1)
-            W = np.stack([z[k * stride + nx : (k + 1) * stride] for k in range(N)], axis=1)
-            return X, W
-        X = ca.horzcat(*[z[k * stride : k * stride + nx] for k in range(N + 1)])
-        W = ca.horzcat(*[z[k * stride + nx : (k + 1) * stride] for k in range(N)])
-        return X, W
+        return split_stages(z, self.model.nx, self.nw, self.N)
 
     def join(self, X, W) -> np.ndarray:
         """The variable vector of ``X`` and ``W`` (the inverse of :meth:`split`)."""
-        X, W = np.asarray(X, dtype=float), np.asarray(W, dtype=float)
-        return np.concatenate([np.r_[X[:, k], W[:, k]] for k in range(self.N)] + [X[:, -1]])
+        return join_stages(X, W)
 
     def forces(self, X, W) -> np.ndarray:
         """The feet's forces of each interval, ``(N, force_size, n_feet)`` (world axes)."""
@@ -188,22 +179,12 @@ class ContactOCP:
         7.7 min), so it pays only for a problem solved many times. CasADi compiles these
         itself, each time: fatrop's structure detection needs the symbolic NLP, so they
         cannot come from a library of the compile cache."""
-        opts = {"print_time": False, "error_on_fail": False, "equality": self.equality,
-                "expand": True}
+        extra = {}
         if jit:
             from ..codegen.build import jit_options
 
-            opts.update({"jit": True, "compiler": "shell", "jit_options": jit_options()})
-        if name == "fatrop":
-            opts.update({"structure_detection": "auto",
-                         "fatrop": {"print_level": 0, "mu_init": 1e-2, "tol": 1e-6}})
-        elif name == "ipopt":
-            opts["ipopt"] = {"print_level": 0, "sb": "yes", "tol": 1e-6}
-        for key, value in (options or {}).items():
-            if isinstance(value, dict) and isinstance(opts.get(key), dict):
-                opts[key] = {**opts[key], **value}
-            else:
-                opts[key] = value
+            extra = {"jit": True, "compiler": "shell", "jit_options": jit_options()}
+        opts = nlpsol_options(name, self.equality, 1e-6, options, extra)
         return ca.nlpsol(f"contact_ocp_{name}", name, self.nlp, opts)
 
     def guess(self, x_init, u_guess, forces=None) -> np.ndarray:

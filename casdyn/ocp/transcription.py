@@ -23,6 +23,49 @@ from casdyn.errors import InputError
 from .problem import Parameters, Problem
 
 
+def split_stages(z, nx: int, nw: int, N: int) -> tuple:
+    """``(X (nx, N + 1), W (nw, N))`` of a stage-wise variable vector
+    ``[x_0, w_0, x_1, ..., x_N]`` (NumPy or CasADi)."""
+    stride = nx + nw
+    if isinstance(z, np.ndarray | ca.DM):
+        z = np.asarray(z, dtype=float).ravel()
+        X = np.stack([z[k * stride : k * stride + nx] for k in range(N + 1)], axis=1)
+        W = np.stack([z[k * stride + nx : (k + 1) * stride] for k in range(N)], axis=1) \
+            if nw else np.zeros((0, N))
+        return X, W
+    X = ca.horzcat(*[z[k * stride : k * stride + nx] for k in range(N + 1)])
+    W = ca.horzcat(*[z[k * stride + nx : (k + 1) * stride] for k in range(N)])
+    return X, W
+
+
+def join_stages(X, W) -> np.ndarray:
+    """The stage-wise variable vector of ``X`` and ``W`` (the inverse of
+    :func:`split_stages`)."""
+    X, W = np.asarray(X, dtype=float), np.asarray(W, dtype=float)
+    return np.concatenate([np.r_[X[:, k], W[:, k]] for k in range(W.shape[1])] + [X[:, -1]])
+
+
+def nlpsol_options(name: str, equality: list[bool], tol: float,
+                   options: dict | None = None, extra: dict | None = None) -> dict:
+    """``nlpsol``'s options for a stage-wise NLP: quiet, no exception on failure, the
+    equality flags, expanded to SX; fatrop with ``structure_detection="auto"`` and
+    ``mu_init`` 1e-2; both to ``tol``; then ``extra``, then the caller's ``options`` (a dict
+    value merged into the one it replaces)."""
+    opts = {"print_time": False, "error_on_fail": False, "equality": equality, "expand": True,
+            **(extra or {})}
+    if name == "fatrop":
+        opts.update({"structure_detection": "auto",
+                     "fatrop": {"print_level": 0, "mu_init": 1e-2, "tol": tol}})
+    elif name == "ipopt":
+        opts["ipopt"] = {"print_level": 0, "sb": "yes", "tol": tol}
+    for key, value in (options or {}).items():
+        if isinstance(value, dict) and isinstance(opts.get(key), dict):
+            opts[key] = {**opts[key], **value}
+        else:
+            opts[key] = value
+    return opts
+
+
 class Transcription:
     """The NLP of ``problem`` with the interval modes ``modes`` (``(N,)`` indices into
     ``problem.modes``)."""
@@ -67,22 +110,12 @@ class Transcription:
 
     def split(self, z):
         """``(X (nx, N + 1), U (nu, N))`` of a variable vector (NumPy or CasADi)."""
-        m, N = self.problem.model, self.N
-        nx, stride = m.nx, m.nx + m.nu
-        if isinstance(z, np.ndarray | ca.DM):
-            z = np.asarray(z, dtype=float).ravel()
-            X = np.stack([z[k * stride : k * stride + nx] for k in range(N + 1)], axis=1)
-            U = np.stack([z[k * stride + nx : (k + 1) * stride] for k in range(N)], axis=1) \
-                if m.nu else np.zeros((0, N))
-            return X, U
-        X = ca.horzcat(*[z[k * stride : k * stride + nx] for k in range(N + 1)])
-        U = ca.horzcat(*[z[k * stride + nx : (k + 1) * stride] for k in range(N)])
-        return X, U
+        m = self.problem.model
+        return split_stages(z, m.nx, m.nu, self.N)
 
     def join(self, X, U) -> np.ndarray:
         """The variable vector of ``X`` and ``U`` (the inverse of :meth:`split`)."""
-        X, U = np.asarray(X, dtype=float), np.asarray(U, dtype=float)
-        return np.concatenate([np.r_[X[:, k], U[:, k]] for k in range(self.N)] + [X[:, -1]])
+        return join_stages(X, U)
 
     def parameter_vector(self, x_init, parameters: Parameters) -> np.ndarray:
         """The NLP's ``p`` for the initial state and the problem's parameters (whose modes
@@ -96,19 +129,8 @@ class Transcription:
     def solver(self, name: str = "ipopt", *, options: dict | None = None):
         """A ``casadi.nlpsol`` of the NLP, "ipopt" or "fatrop" (with ``structure_detection``
         "auto"), its functions expanded to SX; tolerance 1e-8 unless ``options`` say."""
-        opts = {"print_time": False, "error_on_fail": False, "equality": self.equality,
-                "expand": True}
-        if name == "fatrop":
-            opts.update({"structure_detection": "auto",
-                         "fatrop": {"print_level": 0, "mu_init": 1e-2, "tol": 1e-8}})
-        elif name == "ipopt":
-            opts["ipopt"] = {"print_level": 0, "sb": "yes", "tol": 1e-8}
-        for key, value in (options or {}).items():
-            if isinstance(value, dict) and isinstance(opts.get(key), dict):
-                opts[key] = {**opts[key], **value}
-            else:
-                opts[key] = value
-        return ca.nlpsol(f"ocp_{name}", name, self.nlp, opts)
+        return ca.nlpsol(f"ocp_{name}", name, self.nlp,
+                         nlpsol_options(name, self.equality, 1e-8, options))
 
     def solve(self, solver, x_init, parameters: Parameters, X, U) -> tuple:
         """``(X, U, cost, stats)`` from ``solver`` started at the plan ``(X, U)``."""
