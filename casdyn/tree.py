@@ -201,8 +201,8 @@ class RigidBodyTree(IdentificationMethods, ContactMethods, GeometryMethods, Code
         """A new robot with the joints named in ``positions`` fixed at those positions (a
         number for a 1-dof joint; ``[x, y, theta]`` planar; ``[x, y, z, qw, qx, qy, qz]``
         floating), as Pinocchio's ``buildReducedModel``: e.g. a gripper's fingers locked, or
-        massless joints locked so that forward dynamics is defined. Bodies keep their names;
-        mimic joints follow their locked leader."""
+        massless joints locked so that forward dynamics is defined. Bodies keep their names
+        and their collision and visual geometry; mimic joints follow their locked leader."""
         model = self._model
         if model.description is None:
             raise InputError(f"robot {self.name!r} has no description to lock joints in")
@@ -211,7 +211,12 @@ class RigidBodyTree(IdentificationMethods, ContactMethods, GeometryMethods, Code
                     if j.armature and j.name not in positions}
         reduced = build_model(description, model.gravity, model.floating_base,
                               model.joint_friction, armature, model.friction_smoothing)
-        return RigidBodyTree(with_loops(reduced, model.loops) if model.loops else reduced)
+        if model.loops:
+            reduced = with_loops(reduced, model.loops)
+        # the collision and visual geometry stay with their links
+        geometry = self._functions.stages.given_geometry
+        return RigidBodyTree(reduced, None,
+                             geometry.for_model(reduced) if geometry is not None else None)
 
     # --- configurations -------------------------------------------------------------------
     def home_configuration(self) -> np.ndarray:

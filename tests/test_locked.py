@@ -143,3 +143,23 @@ def test_every_joint_of_a_fixed_robot_locked_gives_empty_results():
     for result in (rigid.inverse_dynamics_derivatives(), rigid.forward_dynamics_derivatives()):
         assert [r.shape for r in result] == [(0, 0)] * 3
     assert rigid.forward_dynamics_derivatives(np.zeros((2, 0)))[2].shape == (2, 0, 0)
+
+
+def test_a_locked_robot_keeps_its_geometry():
+    """The iiwa14 with its second joint locked: the same collision geometry, and each
+    distance of a pair it still checks equal to the unlocked robot's at the locked value
+    (pairs made adjacent by the lock, link 0 with link 2 and link 1 with link 3, drop out)."""
+    robot = casdyn.load_robot("kuka_iiwa14")
+    q = robot.home_configuration()
+    q[1], q[3] = 0.5, -1.2
+    locked = robot.locked({"iiwa_joint_2": 0.5})
+    assert [g.name for g in locked.collision_geometry] == \
+        [g.name for g in robot.collision_geometry]
+    assert [g.name for g in locked.visual_geometry] == [g.name for g in robot.visual_geometry]
+    full = dict(zip(robot.collision_pairs, robot.collision_distances(q), strict=True))
+    reduced = dict(zip(locked.collision_pairs, locked.collision_distances(np.delete(q, 1)),
+                       strict=True))
+    assert set(full) - set(reduced) == {("iiwa_link_0_0", "iiwa_link_2_0"),
+                                        ("iiwa_link_1_0", "iiwa_link_3_0")}
+    for pair, distance in reduced.items():
+        assert distance == pytest.approx(full[pair], abs=1e-12)

@@ -53,6 +53,12 @@ class RobotGeometry:
                                   "is not a body of this model")
         return collision, visual
 
+    def for_model(self, model) -> RobotGeometry:
+        """The same geometry on another model of the same links (``robot.locked``: the
+        bodies keep their names), read again from the same sources."""
+        return RobotGeometry(model, self._source, self._package_dirs, self.disabled,
+                             self._extra)
+
     @property
     def collision(self) -> tuple:
         return self._read[0]

@@ -163,6 +163,10 @@ class MJCFGeometry(RobotGeometry):
         super().__init__(model)
         self._m, self._placement, self._body_names = m, placement, body_names
 
+    def for_model(self, model) -> MJCFGeometry:
+        """The same geoms on another model of the same bodies."""
+        return MJCFGeometry(model, self._m, self._placement, self._body_names)
+
     def _geometry(self, geoms: list[int]) -> tuple[Geometry, ...]:
         m, names = self._m, geom_names(self._m, self._body_names)
         items = []
