@@ -173,6 +173,28 @@ def test_state_constraints_hold_exactly_at_ipopts_optimum(arm):
     assert abs(result.cost - cost) <= 1e-6 * cost
 
 
+def test_a_terminal_set_holds_at_the_end_only(arm):
+    """The tool at least 0.35 m high at the horizon's end (``at="end"``), where the cost
+    pulls it down: the last state rides the set, the knots before are free, Ipopt agrees."""
+    q, v = ca.SX.sym("q", 6), ca.SX.sym("v", 6)
+    high = ca.Function("high", [q, v], [arm.get_transform(q, "tool0")[2, 3] - 0.35])
+    problem, parameters, x0 = arm_problem(arm, N=8)
+    problem = Problem(problem.model, 8, problem.costs, problem.terminal_costs,
+                      constraints=[StateInequality(high, at="end")])
+    parameters = problem.parameters().set("state", reference=x0)
+    parameters.set("frame_position:tool0", reference=[0.45, 0.1, 0.2])
+    sqp = SQP(problem, compile=False)
+    result = sqp.solve(x0, parameters, max_iter=400)
+    assert result.converged, result.message
+    heights = [arm.get_transform(x[:6], "tool0")[2, 3] for x in result.X.T]
+    assert heights[-1] == pytest.approx(0.35, abs=1e-7)
+    assert min(heights[1:-1]) < 0.35  # not held along the way
+    cost, _ = ipopt_cost(problem, parameters, x0, sqp)
+    assert abs(result.cost - cost) <= 1e-6 * cost
+    with raises("StateInequality: at must be 'all' or 'end', got 'last'"):
+        StateInequality(high, at="last")
+
+
 def test_compiled_stages_give_the_interpreted_numbers(arm, tmp_path, monkeypatch):
     """The QP's data from the compiled stage Functions equal CasADi's VM's."""
     monkeypatch.setenv("CASDYN_CACHE", str(tmp_path))

@@ -1,5 +1,6 @@
 """State constraints ``c(x) >= 0`` of a :class:`casdyn.ocp.Problem`, held exactly at every
-knot after the first (the first state is the measured one) and at the horizon's end.
+knot after the first (the first state is the measured one) and at the horizon's end, or
+(``at="end"``) at the horizon's end only: a terminal set.
 
 * :class:`CollisionDistance`: every signed distance of casdyn's collision geometry
   (:meth:`casdyn.RigidBodyTree.collision_distances`: the robot's collision pairs, then each
@@ -20,9 +21,17 @@ from casdyn.errors import InputError
 from .checks import number
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Constraint:
-    """Rows ``c(q, v) >= 0`` at every knot ``1..N``."""
+    """Rows ``c(q, v) >= 0`` at every knot ``1..N`` (``at="all"``) or at knot ``N`` only
+    (``at="end"``)."""
+
+    at: str = "all"
+
+    def __post_init__(self):
+        if self.at not in ("all", "end"):
+            raise InputError(f"{type(self).__name__}: at must be 'all' or 'end', got "
+                             f"{self.at!r}")
 
     def size(self, model) -> int:  # pragma: no cover - every constraint defines it
         raise NotImplementedError
@@ -42,6 +51,7 @@ class CollisionDistance(Constraint):
     pairs: Sequence | None = None
 
     def __post_init__(self):
+        super().__post_init__()
         number("margin", self.margin)
 
     def _function(self, model) -> ca.Function:
@@ -65,6 +75,7 @@ class StateInequality(Constraint):
     function: ca.Function
 
     def __post_init__(self):
+        super().__post_init__()
         f = self.function
         if not isinstance(f, ca.Function) or f.n_in() != 2 or f.n_out() != 1 or \
                 f.size2_out(0) != 1:

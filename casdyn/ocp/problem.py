@@ -45,7 +45,7 @@ class Problem:
     for none.
     ``position_limits``: True for the robot's joint limits, None for none. ``constraints``:
     state constraints (:mod:`casdyn.ocp.constraints`, e.g. collision distances) held at
-    every knot from the second to the horizon's end.
+    every knot from the second to the horizon's end, or at the end only (``at="end"``).
     """
 
     def __init__(self, model: ContactModel, N: int, costs: Sequence[Residual],
@@ -102,7 +102,9 @@ class Problem:
             raise InputError("constraints must be a sequence of casdyn.ocp constraints, got "
                              f"{constraints!r}")
         self.constraints = tuple(constraints)
-        self.n_state_rows = sum(c.size(model) for c in self.constraints)
+        # the rows held from knot 1 on, and those at the horizon's end (these and the end's)
+        self.n_state_rows = sum(c.size(model) for c in self.constraints if c.at == "all")
+        self.n_end_rows = sum(c.size(model) for c in self.constraints)
         # the SQP's rows per interval: the feet's, then the state constraints'
         self.n_friction_rows = self.rows_per_foot() * len(model.feet)
         self.n_rows = self.n_friction_rows + self.n_state_rows
@@ -124,11 +126,13 @@ class Problem:
         of ``rows_per_foot(linearised) * n_feet``."""
         return np.repeat(np.array(self.modes[mode], dtype=bool), self.rows_per_foot(linearised))
 
-    def state_rows(self, x):
-        """The state constraints' rows ``c(x) >= 0`` (``n_state_rows``), in the order of
-        ``constraints``."""
+    def state_rows(self, x, end: bool = False):
+        """The state constraints' rows ``c(x) >= 0`` in the order of ``constraints``: those
+        held from knot 1 on (``n_state_rows``), or with ``end`` every one (``n_end_rows``,
+        the horizon's end)."""
         m = self.model
-        rows = [c.value(m, x[: m.nq], x[m.nq :]) for c in self.constraints]
+        rows = [c.value(m, x[: m.nq], x[m.nq :]) for c in self.constraints
+                if end or c.at == "all"]
         return ca.vertcat(*rows) if rows else type(x)(0, 1)
 
     def friction_rows(self, forces, directions=None):

@@ -92,10 +92,11 @@ class SQP:
         N = self.N
         self.qp = ca.conic("ocp_qp", "hpipm", {"h": self._h_sparsity, "a": self._a_sparsity},
                            {"N": N, "nx": [self.ndx] * (N + 1), "nu": [self.nu] * N + [0],
-                            "ng": [self.ng] * N + [problem.n_state_rows],
+                            "ng": [self.ng] * N + [problem.n_end_rows],
                             "error_on_fail": False, "inf": INF,
                             "hpipm": options})
         self.X = self.U = None
+        self._identity = None  # the restoration's Hessian, made on first use
         self._lam = np.zeros((len(m.feet), N))
         # the rows of each foot's along row in the QP's constraints, interval by interval
         per, stride = problem.rows_per_foot(), self.ndx + self.ng
@@ -160,7 +161,7 @@ class SQP:
         x, p = ca.SX.sym("x", m.nx), ca.SX.sym("p", problem.terminal_layout.size)
         dx = ca.SX.sym("dx", m.ndx)
         r, _ = problem.terminal()(m.integrate_state(x, dx), p)
-        h = problem.state_rows(m.integrate_state(x, dx))
+        h = problem.state_rows(m.integrate_state(x, dx), end=True)
         at = ca.Function("at", [x, p, dx], [r, ca.jacobian(r, dx), h, ca.jacobian(h, dx)])
         r0, J, h0, C = at(x, p, ca.SX.zeros(m.ndx))
         w0 = problem.terminal()(x, p)[1]
@@ -201,7 +202,7 @@ class SQP:
 
         d, A, B, Hs, gs, h, C, D, costs = mapped(linear)(X[:, :-1], U, X[:, 1:], P, lam)
         HN, gN, costN, hN, CN = end_linear(X[:, -1], PN)
-        ngN = self.problem.n_state_rows
+        ngN = self.problem.n_end_rows
         reg = self.regularization
         blocks = [Hs[:, k * s : (k + 1) * s] + reg * ca.MX.eye(s) for k in range(N)]
         H = ca.diagcat(*blocks, HN + reg * ca.MX.eye(ndx))
@@ -331,8 +332,13 @@ class SQP:
                     break
                 alpha *= 0.5
             else:
-                message = "the line search found no acceptable step"
-                break
+                # no step the filter takes: restore feasibility, then a new filter from there
+                restored = self._restore(data, theta, args)
+                if restored is None:
+                    message = "the line search found no acceptable step, nor the restoration"
+                    break
+                X, U, trial, (trial_cost, trial_theta, trial_worst) = restored
+                search = _Filter(trial_theta)
             self.X, self.U, data = X, U, trial
             cost, theta, worst = trial_cost, trial_theta, trial_worst
             if full_step <= tol and worst <= tol:
@@ -378,6 +384,29 @@ class SQP:
             lam_a = solution["lam_a"].full().ravel()
             self._lam = np.maximum(0.0, -lam_a[self._along]).reshape(self._lam.shape, order="F")
         return w, float(ca.dot(g, w))
+
+    def _restore(self, data, theta: float, args):
+        """The feasibility restoration of a filter line search, Gauss-Newton style: the
+        smallest step (``min |dw|^2``) that satisfies the linearised constraints, shortened
+        until the violation falls by a tenth; ``(X, U, data, measures)`` there, or None."""
+        if self._identity is None:
+            sparsity = self._h_sparsity
+            rows, columns = sparsity.get_triplet()
+            self._identity = ca.DM(sparsity, [1.0 if r == c else 0.0
+                                              for r, c in zip(rows, columns, strict=True)])
+        _, g, *rest = data
+        step = self._qp([self._identity, ca.DM.zeros(g.shape), *rest], warn=False)
+        if step is None:
+            return None
+        alpha = 1.0
+        while alpha >= 1e-8:
+            X, U = (v.full() for v in self._update(self.X, self.U, step[0], alpha))
+            trial = self._data(X, U, args)
+            measures = self._measure(trial, X, U)
+            if math.isfinite(measures[0]) and measures[1] <= 0.9 * theta:
+                return X, U, trial, measures
+            alpha *= 0.5
+        return None
 
     def _boxes(self, dx0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Bounds of the QP's variables: ``dx_0`` fixed, the torque and state limits."""

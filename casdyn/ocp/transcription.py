@@ -95,7 +95,7 @@ class Transcription:
             ubg += [np.zeros(equal), np.full(rows.numel(), np.inf)]
         r, w = problem.terminal()(X[:, N], PN)
         objective = objective + 0.5 * ca.dot(w, r * r)
-        end = problem.state_rows(X[:, N])
+        end = problem.state_rows(X[:, N], end=True)
         g.append(end)
         lbg.append(np.zeros(end.numel()))
         ubg.append(np.full(end.numel(), np.inf))
