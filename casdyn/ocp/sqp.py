@@ -17,7 +17,8 @@ unbounded), the boxes on ``du`` (torque limits) and on ``dx`` (joint position an
 limits, exact in the tangent space); ``dx_0`` is fixed by the measured state. All are
 exact: the SQP converges to the NLP's own optimum (a Gauss-Newton step vanishes only at a
 KKT point of the problem), globalised by a filter line search on the cost and the l1
-constraint violation (Waechter & Biegler 2006).
+constraint violation (Waechter & Biegler 2006), with a feasibility restoration where the
+filter takes no step.
 
 Nothing in the compiled code depends on the parameters' values: references, weights and the
 mode schedule are inputs of every call.
