@@ -18,6 +18,7 @@ Needs ``pip install example-robot-data mujoco``. The first run compiles the thre
 linearisations (about a minute on two cores; kept in casdyn's compile cache).
 
 Run:  python examples/humanoid_mpc.py [--quick] [--json] [--save FILE.npz] [--plot-dir DIR]
+      [--interpreted]
 """
 
 from __future__ import annotations
@@ -139,7 +140,7 @@ class Gait:
 class Walker:
     """The problem, its parameters, the SQP and the gait."""
 
-    def __init__(self, robot):
+    def __init__(self, robot, compile: bool = True):
         nv = robot.nv
         self.robot = robot
         self.model = ContactModel(robot, (LEFT, RIGHT), dt=KNOT, damping=20.0, mu=0.7,
@@ -156,7 +157,8 @@ class Walker:
             [StateResidual(weight=10 * state), CenterOfMass(weight=[1e4, 1e4, 1e3])],
             modes=MODES)
         start = time.perf_counter()
-        self.sqp = SQP(self.problem, hpipm={"mode": "speed_abs", "iter_max": HPIPM_ITERATIONS})
+        self.sqp = SQP(self.problem, compile=compile,
+                       hpipm={"mode": "speed_abs", "iter_max": HPIPM_ITERATIONS})
         self.build_s = time.perf_counter() - start
         q = robot.home_configuration()
         q[robot.nq - 12 :] = KNEES * 2
@@ -193,9 +195,9 @@ class Walker:
         return self.sqp.iterate(x, self.parameters)
 
 
-def run(duration: float, push_at: float) -> dict:
+def run(duration: float, push_at: float, compile: bool = True) -> dict:
     robot, urdf = talos()
-    controller = Walker(robot)
+    controller = Walker(robot, compile)
     plant = MujocoPlant(robot, urdf, feet={LEFT: SOLE, RIGHT: SOLE}, timestep=SIM_STEP,
                         sole_thickness=SOLE_THICKNESS)
     plant.set_state(np.r_[controller.q0, np.zeros(robot.nv)])
@@ -291,8 +293,12 @@ def main(argv=None) -> dict:
     parser.add_argument("--json", action="store_true", help="last line: the summary as JSON")
     parser.add_argument("--save", help="save t, q, tau to this .npz")
     parser.add_argument("--plot-dir", help="save humanoid_mpc.png here")
+    parser.add_argument("--interpreted", action="store_true",
+                        help="evaluate the linearisations in CasADi's VM (no C compiler; "
+                             "several times slower: not real time)")
     arguments = parser.parse_args(argv)
-    log = run(*((QUICK_DURATION, QUICK_PUSH_AT) if arguments.quick else (DURATION, PUSH_AT)))
+    log = run(*((QUICK_DURATION, QUICK_PUSH_AT) if arguments.quick else (DURATION, PUSH_AT)),
+              not arguments.interpreted)
     result = summary(log)
     if arguments.save:
         np.savez(arguments.save, t=log["t"], q=log["q"], tau=log["tau"],

@@ -250,8 +250,10 @@ def test_humanoid_mpc_walks_and_takes_the_push(tmp_path):
     every solve a usable step, both soles lifted in turn, no fall (CPU times are not
     asserted: a loaded CI machine)."""
     saved = tmp_path / "walk.npz"
+    # --interpreted: CasADi's VM instead of a minute of gcc (the same numbers)
     result = subprocess.run([sys.executable, str(EXAMPLES / "humanoid_mpc.py"), "--quick",
-                             "--json", "--plot-dir", str(tmp_path), "--save", str(saved)],
+                             "--json", "--interpreted", "--plot-dir", str(tmp_path),
+                             "--save", str(saved)],
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout.strip().splitlines()[-1])
