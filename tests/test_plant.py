@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import re
 
+import mujoco
 import numpy as np
 import pytest
 
 import casdyn
 from casdyn.errors import InputError
 from casdyn.plant import MujocoPlant, to_casdyn, to_mujoco
-
-mujoco = pytest.importorskip("mujoco")  # a test extra: CI installs it
 
 FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
 
