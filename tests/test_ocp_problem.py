@@ -278,6 +278,9 @@ def test_parameters_refuse_bad_values_naming_them(solo, call, message):
      "friction must be 'pyramid', 'exact' or None, got 'cone'"),
     (lambda m: Problem(m, 4, [ControlResidual(weight=np.ones(3))]),
      "control weight must be a scalar or 12 finite non-negative numbers"),
+    (lambda m: Problem(m, 4, [FramePosition("FL_FOOT", name="goal")],
+                       [FrameOrientation("FL_FOOT", name="goal")]),
+     "terminal_costs: 'goal' names a stage residual of another size"),
 ])
 def test_problem_refuses_bad_descriptions(solo, build, message):
     model = ContactModel(solo, FEET, dt=0.02)

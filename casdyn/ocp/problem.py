@@ -95,6 +95,13 @@ class Problem:
             self._q_upper = np.full(len(self._q_index), np.inf)
         self.stage_layout = Layout.of(model, self.costs)
         self.terminal_layout = Layout.of(model, self.terminal_costs)
+        # a name in both lists is one residual over the knots: one reference and weights
+        sizes = {label: (ref.stop - ref.start, w.stop - w.start)
+                 for label, ref, w in self.stage_layout.entries}
+        for label, ref, w in self.terminal_layout.entries:
+            if label in sizes and sizes[label] != (ref.stop - ref.start, w.stop - w.start):
+                raise InputError(f"terminal_costs: {label!r} names a stage residual of "
+                                 "another size (give it another name=...)")
         if isinstance(constraints, Constraint):
             constraints = (constraints,)
         if not isinstance(constraints, Sequence) or \
