@@ -21,6 +21,7 @@ from xml.etree import ElementTree
 import numpy as np
 
 from .errors import CasdynError, InputError, ModelWarning, unknown_name
+from .model.mjcf import mujoco_velocity_map
 from .model.shipped import robot_names, robot_urdf
 
 __all__ = ["MujocoPlant", "to_casdyn", "to_mujoco"]
@@ -34,30 +35,19 @@ def _mujoco():
     return mujoco
 
 
-def _rotation(quaternion: np.ndarray) -> np.ndarray:
-    w, x, y, z = quaternion / np.linalg.norm(quaternion)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-
-
-def to_casdyn(qpos: np.ndarray, qvel: np.ndarray, floating_base: bool) -> np.ndarray:
-    """casdyn's ``x = [q; v]`` of MuJoCo's ``qpos``, ``qvel`` (a floating base first)."""
+def to_casdyn(robot, qpos, qvel) -> np.ndarray:
+    """casdyn's ``x = [q; v]`` of ``robot`` from MuJoCo's ``qpos``, ``qvel``
+    (``v = T^T qvel``, :func:`casdyn.model.mjcf.mujoco_velocity_map`'s ``T`` being
+    orthogonal)."""
     qpos, qvel = np.asarray(qpos, dtype=float), np.asarray(qvel, dtype=float)
-    if not floating_base:
-        return np.r_[qpos, qvel]
-    R = _rotation(qpos[3:7])
-    return np.r_[qpos, qvel[3:6], R.T @ qvel[0:3], qvel[6:]]
+    return np.r_[qpos, mujoco_velocity_map(robot, qpos).T @ qvel]
 
 
-def to_mujoco(x: np.ndarray, nq: int, floating_base: bool) -> tuple[np.ndarray, np.ndarray]:
-    """MuJoCo's ``(qpos, qvel)`` of casdyn's ``x`` (``nq`` configuration entries)."""
+def to_mujoco(robot, x) -> tuple[np.ndarray, np.ndarray]:
+    """MuJoCo's ``(qpos, qvel)`` of ``robot``'s state ``x = [q; v]`` (``qvel = T v``)."""
     x = np.asarray(x, dtype=float)
-    q, v = x[:nq], x[nq:]
-    if not floating_base:
-        return q.copy(), v.copy()
-    R = _rotation(q[3:7])
-    return q.copy(), np.r_[R @ v[3:6], v[0:3], v[6:]]
+    q, v = x[: robot.nq], x[robot.nq :]
+    return q.copy(), mujoco_velocity_map(robot, q) @ v
 
 
 class MujocoPlant:
@@ -149,7 +139,7 @@ class MujocoPlant:
 
     def state(self) -> np.ndarray:
         """casdyn's ``x = [q; v]`` now."""
-        return to_casdyn(self.data.qpos, self.data.qvel, self.floating_base)
+        return to_casdyn(self.robot, self.data.qpos, self.data.qvel)
 
     def set_state(self, x) -> None:
         """Put the robot at casdyn's state ``x`` (``nq + nv``) and update MuJoCo's
@@ -159,7 +149,7 @@ class MujocoPlant:
         if x.shape != (expected,) or not np.all(np.isfinite(x)):
             raise InputError(f"set_state: expected {expected} finite numbers, got shape "
                              f"{x.shape}")
-        self.data.qpos[:], self.data.qvel[:] = to_mujoco(x, self.robot.nq, self.floating_base)
+        self.data.qpos[:], self.data.qvel[:] = to_mujoco(self.robot, x)
         self._mujoco.mj_forward(self.model, self.data)
 
     def step(self, tau, steps: int = 1) -> None:

@@ -154,7 +154,8 @@ def run(duration: float, compile: bool = True):
     gc.freeze()
     steps = round(duration / PERIOD)
     substeps = round(PERIOD / SIM_STEP)
-    log = {key: [] for key in ("t", "q", "v", "tau", "forces", "wall", "cpu", "ok", "capped")}
+    log = {key: [] for key in ("t", "q", "v", "vx", "tau", "forces", "wall", "cpu", "ok",
+                               "capped")}
     limit = robot.effort_limits[6:]
     for i in range(steps):
         t = i * PERIOD
@@ -182,6 +183,7 @@ def run(duration: float, compile: bool = True):
                 log["t"].append(t)
                 log["q"].append(now[:nq])
                 log["v"].append(x[nq:])
+                log["vx"].append(plant.data.qvel[0])  # MuJoCo's: the base's, world axes
                 log["tau"].append(tau)
             plant.step(tau)
     log = {key: np.asarray(value) for key, value in log.items()}
@@ -221,7 +223,7 @@ def plot(path: Path, log):
     plt = pyplot()
     fig, axes = plt.subplots(4, 1, sharex=True, figsize=(9, 11), constrained_layout=True)
     t = log["t"]
-    vx = np.array([_world_velocity(q, v)[0] for q, v in zip(log["q"], log["v"], strict=True)])
+    vx = log["vx"]
     command = np.where(t >= STAND, SPEED, 0.0)
     axes[0].plot(t, vx, label="base forward velocity (world)")
     axes[0].plot(t, command, "--", label="command")
@@ -244,14 +246,6 @@ def plot(path: Path, log):
     axes[0].set_title("solo12 trot in MuJoCo under casdyn's SQP MPC (real-time iteration)")
     fig.savefig(path, dpi=110)
     plt.close(fig)
-
-
-def _world_velocity(q, v):
-    w, x, y, z = q[3:7] / np.linalg.norm(q[3:7])
-    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                  [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                  [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-    return R @ v[3:6]
 
 
 def main(argv=None):

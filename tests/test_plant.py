@@ -38,8 +38,8 @@ def test_states_round_trip(case):
         x = random_state(robot, seed)
         plant.set_state(x)
         assert np.allclose(plant.state(), x, rtol=0, atol=1e-14)
-        qpos, qvel = to_mujoco(x, robot.nq, robot.floating_base)
-        assert np.allclose(to_casdyn(qpos, qvel, robot.floating_base), x, atol=1e-14)
+        qpos, qvel = to_mujoco(robot, x)
+        assert np.allclose(to_casdyn(robot, qpos, qvel), x, atol=1e-14)
 
 
 def test_kinetic_energy_agrees(case):
