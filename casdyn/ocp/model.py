@@ -121,7 +121,7 @@ class ContactModel:
         """``S^T u`` (``nv``): the actuated joints' torques, zero on the others."""
         if isinstance(u, np.ndarray):
             return self.selection.T @ u
-        return ca.mtimes(ca.DM(ca.sparsify(ca.DM(self.selection.T))), u)
+        return ca.mtimes(ca.sparsify(ca.DM(self.selection.T)), u)
 
     # -- kinematics --------------------------------------------------------------------
     def foot_positions(self, q):

@@ -72,9 +72,13 @@ class Problem:
             "effort_limit",
             robot.effort_limits[model.actuated_dofs] if effort_limit is None else effort_limit,
             model.nu, finite=False)
-        bounded = _one_dof(robot)
+        # the 1-dof joints' coordinates: q[iq] moves with v[iv] one to one
+        self._q_index = np.array([j.idx_q for j in robot.model.coordinate_joints
+                                  if j.type.one_dof], dtype=int)
+        self._v_index = np.array([j.idx_v for j in robot.model.coordinate_joints
+                                  if j.type.one_dof], dtype=int)
         velocity = np.full(nv, np.inf)
-        velocity[bounded] = robot.velocity_limits[bounded]
+        velocity[self._v_index] = robot.velocity_limits[self._v_index]
         self.velocity_limit = nonnegative("velocity_limit", velocity if velocity_limit is None
                                           else velocity_limit, nv, finite=False)
         if robot.floating_base:
@@ -82,11 +86,6 @@ class Problem:
         if position_limits not in (True, None, False):
             raise InputError(f"position_limits must be True (the robot's) or None, got "
                              f"{position_limits!r}")
-        # the 1-dof joints' coordinates: q[iq] moves with v[iv] one to one
-        self._q_index = np.array([j.idx_q for j in robot.model.coordinate_joints
-                                  if j.type.one_dof], dtype=int)
-        self._v_index = np.array([j.idx_v for j in robot.model.coordinate_joints
-                                  if j.type.one_dof], dtype=int)
         lower, upper = robot.position_limits
         if position_limits:
             self._q_lower, self._q_upper = lower[self._q_index], upper[self._q_index]
@@ -351,11 +350,6 @@ def _residuals(what: str, residuals, model, *, terminal: bool) -> tuple[Residual
                              "name=...)")
         labels.add(residual.label())
     return tuple(residuals)
-
-
-def _one_dof(robot) -> np.ndarray:
-    return np.array([j.idx_v for j in robot.model.coordinate_joints if j.type.one_dof],
-                    dtype=int)
 
 
 def _knots(knots, N: int, default: list[int]) -> list[int]:

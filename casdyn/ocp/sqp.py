@@ -409,12 +409,18 @@ class SQP:
             alpha *= 0.5
         return None
 
+    def _limits(self, X, U) -> tuple[np.ndarray, np.ndarray]:
+        """The torque and state limits about the plan ``(X, U)`` as bounds of the QP's
+        ``[du_0 dx_1 du_1 ... dx_N]`` (unclipped: ``lower > 0`` or ``upper < 0`` where the
+        plan itself is outside)."""
+        lu, uu = self.problem.control_bounds()
+        dl, dh = self.problem.tangent_bounds(X[:, 1:])
+        return (np.concatenate([lu[:, None] - U, dl]).ravel(order="F"),
+                np.concatenate([uu[:, None] - U, dh]).ravel(order="F"))
+
     def _boxes(self, dx0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Bounds of the QP's variables: ``dx_0`` fixed, the torque and state limits."""
-        lu, uu = self.problem.control_bounds()
-        dl, dh = self.problem.tangent_bounds(self.X[:, 1:])
-        lower = np.concatenate([lu[:, None] - self.U, dl]).ravel(order="F")
-        upper = np.concatenate([uu[:, None] - self.U, dh]).ravel(order="F")
+        lower, upper = self._limits(self.X, self.U)
         return (np.clip(np.r_[dx0, lower], -INF, INF), np.clip(np.r_[dx0, upper], -INF, INF))
 
     def _measure(self, data, X, U) -> tuple[float, float, float]:
@@ -423,13 +429,10 @@ class SQP:
         ``h < 0``; the others' ``lba`` is ``-INF``), ``x_0``'s distance from the measured
         state, the torque and state limits (from knot 1)."""
         lba, dx0 = data[3].full().ravel(), data[5].full().ravel()
-        lu, uu = self.problem.control_bounds()
-        dl, du = self.problem.tangent_bounds(X[:, 1:])
+        lower, upper = self._limits(X, U)
         parts = np.concatenate([
             np.abs(lba[self._gap_rows]), np.maximum(0, lba[self._inequality_rows]),
-            np.abs(dx0), np.maximum(0, lu[:, None] - U).ravel(),
-            np.maximum(0, U - uu[:, None]).ravel(), np.maximum(0, dl).ravel(),
-            np.maximum(0, -du).ravel()])
+            np.abs(dx0), np.maximum(0, lower), np.maximum(0, -upper)])
         return float(data[-1]), float(parts.sum()), float(parts.max(initial=0.0))
 
     def _failed(self, why: str, warn: bool):
@@ -467,8 +470,8 @@ class SQP:
 
 
 class _Filter:
-    """The filter line search of Waechter & Biegler (2006; Ipopt's, without its barrier
-    and restoration phase): a step is taken where it reduces the constraint violation
+    """The filter line search of Waechter & Biegler (2006; Ipopt's without its barrier; the
+    restoration is :meth:`SQP._restore`): a step is taken where it reduces the violation
     ``theta`` (l1) or the cost enough against the current point and every point the filter
     holds; where the violation is small and the step descends, it must reduce the cost
     (Armijo)."""
