@@ -408,3 +408,15 @@ def test_sqp_solve_warns_when_it_does_not_converge(arm):
         result = sqp.solve(x0, parameters, max_iter=1)
     assert not result.converged
     assert any(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+def test_state_constraints_refuse_bad_arguments(arm):
+    model = ContactModel(arm, dt=0.05)
+    with raises("margin must be a finite non-negative number, got -0.01"):
+        CollisionDistance((), margin=-0.01)
+    with raises("StateInequality takes a casadi.Function (q, v) -> one column"):
+        StateInequality("tool above 0.3 m")
+    q = ca.SX.sym("q", 7)
+    wrong = ca.Function("wrong", [q, ca.SX.sym("v", 6)], [q[0]])
+    with raises("StateInequality: wrong takes 7 and 6 rows, the robot's q and v have 6 and 6"):
+        Problem(model, 3, [ControlResidual()], constraints=[StateInequality(wrong)])
