@@ -124,7 +124,7 @@ class ContactSystem:
         z = self.factor.scaled(y)
         lam = self.K_factor.solve(b - ca.mtimes(self.Z.T, _matrix(y)))
         step = ca.mtimes(self.Z, lam)
-        combined = [z_k + step[k] for k, z_k in enumerate(z)]
+        combined = [z_k + step[k, :] for k, z_k in enumerate(z)]
         return self.factor.finish(combined), lam
 
     @property

@@ -34,17 +34,14 @@ class LDLT:
     def solve(self, b: SX) -> SX:
         """``D^-1 b`` for ``b`` (n x m)."""
         n, L = self.n, self.L
-        columns = []
-        for c in range(b.size2()):
-            y = [None] * n
-            for i in range(n):
-                y[i] = b[i, c] - sum((L[i][k] * y[k] for k in range(i)), SX(0))
-            x = [None] * n
-            for i in reversed(range(n)):
-                x[i] = y[i] / self.d[i] - sum((L[k][i] * x[k] for k in range(i + 1, n)),
-                                              SX(0))
-            columns.append(ca.vertcat(*x))
-        return ca.horzcat(*columns)
+        # row by row: every column of b at once (the same operations as column by column)
+        y = [None] * n
+        for i in range(n):
+            y[i] = b[i, :] - sum((L[i][k] * y[k] for k in range(i)), SX(0))
+        x = [None] * n
+        for i in reversed(range(n)):
+            x[i] = y[i] / self.d[i] - sum((L[k][i] * x[k] for k in range(i + 1, n)), SX(0))
+        return ca.vertcat(*x)
 
 
 class TreeLDLT:
