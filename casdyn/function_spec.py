@@ -18,8 +18,9 @@ function syntax: [KEY=]NAME[:BODY[:RELATIVE_TO]][:OPTION=VALUE]...
   :reference_frame=local        task-space vectors in the body's axes (default: base)
   :point=X,Y,Z                  a point in the body's frame (Jacobians, velocities)
   :dt=SECONDS                   the step of integrate
-  :contacts=C,C,...             contact_dynamics and impulse_dynamics, each contact C is
-                                BODY (a point contact at its origin), BODY/6d (a 6-D
+  :contacts=C,C,...             contact_dynamics, its derivatives and impulse_dynamics,
+                                each contact C is BODY (a point contact at its
+                                origin), BODY/6d (a 6-D
                                 contact), BODY@X,Y,Z (at a point in the body's frame) or
                                 BODY/6d@X,Y,Z
   KEY=                          the name to export under (default: NAME, then what tells

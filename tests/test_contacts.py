@@ -144,6 +144,78 @@ def test_contact_dynamics_agrees_with_pinocchio_constraint_dynamics():
     assert_close(forces.reshape(-1), data.lambda_c, CONTACT_RELATIVE)
 
 
+def _ad_contact_derivatives(robot, contacts, q, qd, tau, fext, damping):
+    """CasADi's AD of ``contact_dynamics`` (``q`` along ``robot.integrate``): the blocks
+    of ``contact_dynamics_derivatives`` by another route."""
+    f = robot.function("contact_dynamics", contacts=contacts)
+    dq = ca.SX.sym("dq", robot.nv)
+    qd_s, tau_s = ca.SX.sym("qd", robot.nv), ca.SX.sym("tau", robot.nv)
+    qdd, forces = f(robot.function("integrate")(q, dq), qd_s, tau_s, fext, damping)
+    out = ca.vertcat(qdd, ca.vec(forces.T))
+    blocks = ca.Function("d", [dq, qd_s, tau_s],
+                         [ca.jacobian(out, v) for v in (dq, qd_s, tau_s)])
+    return [np.asarray(b) for b in blocks(np.zeros(robot.nv), qd, tau)]
+
+
+def test_contact_dynamics_derivatives_agree_with_ad_of_contact_dynamics(contact_case):
+    """The analytical derivatives (external forces, Baumgarte damping, 6-D and offset
+    contacts, fixed and floating bases, random trees) equal AD through the KKT solve."""
+    robot, _, contacts = contact_case
+    q, qd, tau, fext = random_state(robot, 16)
+    derivatives = robot.contact_dynamics_derivatives(q, qd, tau, contacts, fext, damping=3.0)
+    expected = _ad_contact_derivatives(robot, contacts, q, qd, tau, fext, 3.0)
+    nv = robot.nv
+    for k in range(3):
+        assert_close(derivatives[k], expected[k][:nv], CONTACT_RELATIVE)
+        assert_close(derivatives[3 + k], expected[k][nv:], CONTACT_RELATIVE)
+
+
+def test_contact_dynamics_derivatives_agree_with_pinocchio():
+    """Against ``pinocchio.computeConstraintDynamicsDerivatives`` (solo12 on four feet):
+    Pinocchio's tangent space and velocities map to casdyn's by the same permutation."""
+    robot = casdyn.load_robot("solo12", floating_base=True)
+    reference = Reference(casdyn.robot_urdf("solo12"), robot.joint_names, robot.body_names,
+                          floating_base=True)
+    model, data = reference.model, reference.data
+    constraints = []
+    for contact in SOLO_FEET:
+        frame = model.frames[model.getFrameId(contact.body)]
+        constraints.append(pin.RigidConstraintModel(
+            pin.ContactType.CONTACT_3D, model, frame.parentJoint, frame.placement,
+            pin.LOCAL_WORLD_ALIGNED))
+    datas = [c.createData() for c in constraints]
+    pin.initConstraintDynamics(model, data, constraints, datas)
+    q, qd, tau, _ = random_state(robot, 17)
+    pin.constraintDynamics(model, data, reference.q(q), reference.v(qd), reference.v(tau),
+                           constraints, datas, pin.ProximalSettings(1e-14, 0.0, 1))
+    pin.computeConstraintDynamicsDerivatives(model, data, constraints, datas)
+    G = reference.G
+    derivatives = robot.contact_dynamics_derivatives(q, qd, tau, SOLO_FEET)
+    expected = [G.T @ data.ddq_dq @ G, G.T @ data.ddq_dv @ G, G.T @ data.ddq_dtau @ G,
+                data.dlambda_dq @ G, data.dlambda_dv @ G, data.dlambda_dtau @ G]
+    for got, want in zip(derivatives, expected, strict=True):
+        assert_close(got, want, CONTACT_RELATIVE)
+
+
+def test_contact_dynamics_derivatives_match_finite_differences():
+    """Central differences of ``contact_dynamics`` along the tangent space (TALOS on its two
+    soles, a humanoid's 6-D contacts)."""
+    robot, _, contacts = _case(*CASES["talos-feet-6d"])
+    q, qd, tau, _ = random_state(robot, 18)
+    dqdd_dq, _, _, dforces_dq, _, _ = robot.contact_dynamics_derivatives(q, qd, tau, contacts)
+    h, columns = 1e-6, []
+    for i in range(robot.nv):
+        step = np.zeros(robot.nv)
+        step[i] = h
+        ends = [robot.contact_dynamics(robot.integrate(q, s * step), qd, tau, contacts)
+                for s in (1, -1)]
+        columns.append(np.r_[ends[0][0] - ends[1][0],
+                             (ends[0][1] - ends[1][1]).ravel()] / (2 * h))
+    numeric = np.stack(columns, axis=1)
+    scale = np.abs(numeric).max()
+    assert np.abs(np.vstack([dqdd_dq, dforces_dq]) - numeric).max() <= 1e-6 * scale
+
+
 def test_redundant_contacts_are_refused_with_their_names():
     robot = casdyn.load_robot("solo12", floating_base=True)
     corners = [Contact("base_link", "point", (x, y, 0.0)) for x in (-0.1, 0.1)

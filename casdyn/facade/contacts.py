@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from .. import arguments
 from ..algorithms.contacts import contact_list
-from ..functions.build_contacts import contact_dynamics, impulse_dynamics
+from ..functions.build_contacts import (
+    contact_dynamics,
+    contact_dynamics_derivatives,
+    impulse_dynamics,
+)
 from ..functions.build_loops import loop_dynamics, loop_inverse_dynamics, loop_residual
 from ..model.loops import Loop
 from .base import RobotParts
@@ -25,6 +29,16 @@ class ContactMethods(RobotParts):
         """
         return self._call(contact_dynamics, {"contacts": contact_list(contacts)}, q=q, qd=qd,
                           tau=tau, fext=fext, damping=damping)
+
+    def contact_dynamics_derivatives(self, q=None, qd=None, tau=None, contacts=(), fext=None,
+                                     damping=0.0):
+        """``(dqdd_dq, dqdd_dqd, dqdd_dtau, dforces_dq, dforces_dqd, dforces_dtau)``: the
+        Jacobians of :meth:`contact_dynamics` (Pinocchio's
+        ``computeConstraintDynamicsDerivatives``), analytical; ``q`` in the tangent space,
+        each ``nv`` columns. ``dqdd_*`` have ``nv`` rows, ``dforces_*`` one row per entry of
+        ``forces`` read row by row (contact ``k``'s components first to last)."""
+        return self._call(contact_dynamics_derivatives, {"contacts": contact_list(contacts)},
+                          q=q, qd=qd, tau=tau, fext=fext, damping=damping)
 
     def impulse_dynamics(self, q=None, qd_minus=None, contacts=(), restitution=0.0):
         """``(qd_plus, impulses)``: the velocities just after the contacts close,
