@@ -126,6 +126,34 @@ def test_sqp_cold_solve_reaches_ipopt_optimum_on_a_solo12_trot(solo, friction):
     assert abs(result.cost - cost) <= 1e-6 * cost
 
 
+@pytest.mark.parametrize("friction", ["pyramid", "exact"])
+def test_the_linearisation_is_ad_of_the_stage(solo, friction):
+    """The SQP's QP data from the analytical contact-dynamics derivatives equal CasADi's AD
+    of the whole stage (step, residuals, friction rows) in every mode."""
+    problem, parameters, x0 = trot_problem(solo, friction=friction)
+    sqp = SQP(problem, compile=False)
+    m = problem.model
+    rng = np.random.default_rng(3)
+    x = x0.copy()
+    x[m.nq :] = rng.normal(scale=0.3, size=m.nv)
+    u, p = m.standing_torques(x[: m.nq]) + rng.normal(size=m.nu), parameters.stage[:, 0]
+    x_next = np.asarray(m.step((1, 1, 1, 1))(x, u)[0]).ravel()
+    w = ca.SX.sym("w", m.ndx + m.nu)
+    for mode in range(len(problem.modes)):
+        x_plus, r, _, forces = problem.stage(mode)(m.integrate_state(x, w[: m.ndx]),
+                                                   u + w[m.ndx :], p)
+        directions = problem.directions(problem.stage(mode)(x, u, p)[3])
+        rows = problem.friction_rows(forces, directions)
+        out = ca.vertcat(m.difference_state(x_next, x_plus), r, rows)
+        J = np.asarray(ca.Function("J", [w], [ca.jacobian(out, w)])(np.zeros(w.numel())))
+        _, A, B, _, _, _, C, D, _ = (np.asarray(v) for v in sqp._functions[mode](
+            x, u, x_next, p, np.zeros(len(FEET))))
+        n, nr = m.ndx, r.numel()
+        scale = np.abs(J).max()
+        assert np.abs(np.hstack([A, B]) - J[:n]).max() <= 1e-11 * scale
+        assert np.abs(np.hstack([C, D]) - J[n + nr :]).max() <= 1e-11 * scale
+
+
 def test_torque_limits_are_exact(arm):
     """Limits at 90 % of the unconstrained optimum's peaks: the plan rides them, never past
     them, and Ipopt agrees."""

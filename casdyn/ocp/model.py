@@ -105,6 +105,7 @@ class ContactModel:
         self._integrate = robot.function("integrate")
         self._difference = robot.function("difference")
         self._steps: dict[tuple[bool, ...], ca.Function] = {}
+        self._dynamics: dict[tuple[bool, ...], ca.Function] = {}
 
     # -- the state manifold ------------------------------------------------------------
     def integrate_state(self, x, dx):
@@ -159,24 +160,88 @@ class ContactModel:
         mask = self.stance_mask(stance)
         if mask not in self._steps:
             x, u = ca.SX.sym("x", self.nx), ca.SX.sym("u", self.nu)
-            q, v = x[: self.nq], x[self.nq :]
-            held = [Contact(foot, self.contact) for foot, h in zip(self.feet, mask, strict=True)
-                    if h]
-            forces = ca.SX.zeros(self.force_size, len(self.feet))
-            if held:
-                dynamics = self.robot.function("contact_dynamics", contacts=held, fext=False)
-                qdd, f = dynamics(q, v, self.torque(u), self.damping)
-                columns = [k for k, h in enumerate(mask) if h]
-                for i, k in enumerate(columns):
-                    forces[:, k] = f[i, :].T
-            else:
-                qdd = self.robot.function("forward_dynamics", fext=False)(q, v, self.torque(u))
-            v_next = v + self.dt * qdd
-            x_next = ca.vertcat(self._integrate(q, self.dt * v_next), v_next)
-            tag = "".join("1" if h else "0" for h in mask)
-            self._steps[mask] = ca.Function(f"step_{tag}", [x, u], [x_next, forces],
+            qdd, forces = self.dynamics(mask)(x, u)
+            self._steps[mask] = ca.Function(f"step_{_tag(mask)}", [x, u],
+                                            [self.advance(x, qdd), forces],
                                             ["x", "u"], ["x_next", "forces"])
         return self._steps[mask]
+
+    def advance(self, x, qdd):
+        """The state after one semi-implicit Euler step of ``dt`` from ``x`` with the
+        accelerations ``qdd`` (``nv``): ``v+ = v + dt qdd``, ``q+ = q ⊕ dt v+``."""
+        q, v = x[: self.nq], x[self.nq :]
+        v_next = v + self.dt * qdd
+        return ca.vertcat(self._integrate(q, self.dt * v_next), v_next)
+
+    def dynamics(self, stance) -> ca.Function:
+        """``(x, u) -> (qdd, forces)``: the accelerations (``nv``) and the feet's forces
+        (``force_size x n_feet``, world axes, zero for the swing feet) with the ``stance``
+        feet held (their accelerations held at ``-damping J v``); free motion with none."""
+        mask = self.stance_mask(stance)
+        if mask not in self._dynamics:
+            x, u = ca.SX.sym("x", self.nx), ca.SX.sym("u", self.nu)
+            q, v = x[: self.nq], x[self.nq :]
+            held = self._held(mask)
+            if held:
+                qdd, f = self.robot.function("contact_dynamics", contacts=held, fext=False)(
+                    q, v, self.torque(u), self.damping)
+            else:
+                qdd = self.robot.function("forward_dynamics", fext=False)(q, v, self.torque(u))
+                f = ca.SX(0, self.force_size)
+            self._dynamics[mask] = ca.Function(
+                f"dynamics_{_tag(mask)}", [x, u], [qdd, self._spread(mask, f.T)],
+                ["x", "u"], ["qdd", "forces"])
+        return self._dynamics[mask]
+
+    def dynamics_derivatives(self, stance) -> ca.Function:
+        """``(x, u) -> (dqdd, dforces)``: the derivatives of :meth:`dynamics`' ``qdd``
+        (``nv`` rows) and of its ``forces`` read column by column (foot ``k``'s
+        ``force_size`` components at rows ``k force_size`` onwards) along
+        ``(x ⊕ dx, u + du)``, by ``w = [dx; du]`` (``2 nv + nu`` columns): casdyn's
+        analytical derivatives of the contact dynamics (or of the forward dynamics in flight),
+        not AD through the solve."""
+        mask = self.stance_mask(stance)
+        x, u = ca.SX.sym("x", self.nx), ca.SX.sym("u", self.nu)
+        q, v = x[: self.nq], x[self.nq :]
+        S_T = ca.sparsify(ca.DM(self.selection.T))
+        held = self._held(mask)
+        if held:
+            derivatives = self.robot.function("contact_dynamics_derivatives", contacts=held,
+                                              fext=False)
+            *d_qdd, df_dq, df_dv, df_dtau = derivatives(q, v, self.torque(u), self.damping)
+            # a point's force rows come as the contact's rows of forces: three per foot
+            d_forces = ca.horzcat(df_dq, df_dv, ca.mtimes(df_dtau, S_T))
+        else:
+            d_qdd = self.robot.function("forward_dynamics_derivatives", fext=False)(
+                q, v, self.torque(u))
+            d_forces = ca.SX(0, self.ndx + self.nu)
+        d_qdd = ca.horzcat(d_qdd[0], d_qdd[1], ca.mtimes(d_qdd[2], S_T))
+        return ca.Function(f"dynamics_derivatives_{_tag(mask)}", [x, u],
+                           [d_qdd, self._spread_rows(mask, d_forces)], ["x", "u"],
+                           ["dqdd", "dforces"])
+
+    def _held(self, mask: tuple[bool, ...]) -> list[Contact]:
+        return [Contact(foot, self.contact) for foot, h in zip(self.feet, mask, strict=True)
+                if h]
+
+    def _spread(self, mask: tuple[bool, ...], held_forces):
+        """The held feet's force columns (``force_size x n_held``) as ``force_size x
+        n_feet``, zero columns for the swing feet."""
+        forces = ca.SX.zeros(self.force_size, len(self.feet))
+        columns = [k for k, h in enumerate(mask) if h]
+        for i, k in enumerate(columns):
+            forces[:, k] = held_forces[:, i]
+        return forces
+
+    def _spread_rows(self, mask: tuple[bool, ...], rows):
+        """The held feet's derivative rows (``force_size`` per held foot) placed at their
+        feet's rows of ``force_size * n_feet``, zero rows for the swing feet."""
+        size, spread = self.force_size, ca.SX.zeros(self.force_size * len(self.feet),
+                                                   rows.size2())
+        columns = [k for k, h in enumerate(mask) if h]
+        for i, k in enumerate(columns):
+            spread[k * size : (k + 1) * size, :] = rows[i * size : (i + 1) * size, :]
+        return spread
 
     # -- inverse dynamics with force variables --------------------------------------------
     def inverse_dynamics_residual(self, q, v, a, u, forces):
@@ -243,6 +308,10 @@ class ContactModel:
         forces = np.zeros((self.force_size, len(self.feet)))
         forces[-1] = self.robot.mass * -self.robot.gravity[2] / len(self.feet)
         return forces
+
+
+def _tag(mask: tuple[bool, ...]) -> str:
+    return "".join("1" if h else "0" for h in mask)
 
 
 def legged(model: ContactModel, what: str) -> None:

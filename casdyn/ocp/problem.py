@@ -192,13 +192,24 @@ class Problem:
             m = self.model
             x, u = ca.SX.sym("x", m.nx), ca.SX.sym("u", m.nu)
             p = ca.SX.sym("p", self.stage_layout.size)
-            x_next, forces = m.step(self.modes[mode])(x, u)
-            r, w = self._residuals(self.costs, self.stage_layout, Knot(m, x, u, forces), p)
-            tag = "".join("1" if held else "0" for held in self.modes[mode]) or "free"
-            self._stages[mode] = ca.Function(f"ocp_stage_{tag}", [x, u, p],
+            qdd, forces = m.dynamics(self.modes[mode])(x, u)
+            x_next, r, w = self.stage_terms(x, u, p, qdd, forces)
+            self._stages[mode] = ca.Function(f"ocp_stage_{self.mode_tag(mode)}", [x, u, p],
                                              [x_next, r, w, forces], ["x", "u", "p"],
                                              ["x_next", "r", "w", "forces"])
         return self._stages[mode]
+
+    def stage_terms(self, x, u, p, qdd, forces):
+        """``(x_next, r, w)`` of :meth:`stage` for given accelerations ``qdd`` (``nv``) and
+        feet's ``forces`` (``force_size x n_feet``): the step and the residuals without the
+        dynamics' solve (the SQP adds the dynamics' own derivatives)."""
+        m = self.model
+        r, w = self._residuals(self.costs, self.stage_layout, Knot(m, x, u, forces), p)
+        return m.advance(x, qdd), r, w
+
+    def mode_tag(self, mode: int) -> str:
+        """``modes[mode]`` as a name: one digit per foot (1: held), "free" without feet."""
+        return "".join("1" if held else "0" for held in self.modes[mode]) or "free"
 
     def terminal(self) -> ca.Function:
         """``(x, p) -> (r, w)``: the terminal residuals and weights for the column ``p``

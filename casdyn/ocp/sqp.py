@@ -4,8 +4,9 @@ optimum from a cold start (:meth:`SQP.solve`), one QP per control period for MPC
 
 Each iteration linearises every interval around the current plan — one compiled Function
 per stance mode, built once for the problem and kept in casdyn's compile cache: the
-dynamics' Jacobians in the tangent space by CasADi's AD of casdyn's contact dynamics, the
-cost's Gauss-Newton Hessian ``J^T diag(w) J``, the friction rows' Jacobians — and solves one
+dynamics' Jacobians in the tangent space from casdyn's analytical contact-dynamics
+derivatives (:meth:`ContactModel.dynamics_derivatives`), the cost's Gauss-Newton Hessian
+``J^T diag(w) J``, the friction rows' Jacobians — and solves one
 QP in the tangent space with HPIPM (Frison & Diehl 2020, in CasADi's wheel), whose Riccati
 recursion runs stage by stage.
 
@@ -27,8 +28,11 @@ mode schedule are inputs of every call.
 from __future__ import annotations
 
 import math
+import os
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 import casadi as ca
 import numpy as np
@@ -67,8 +71,9 @@ class Result:
 
 
 class SQP:
-    """The solver of ``problem``: ``compile`` builds the per-mode linearisations as C (one
-    library, its files compiled in parallel, kept in the compile cache; else CasADi's VM),
+    """The solver of ``problem``: ``compile`` builds the per-mode linearisations as C (a
+    library each, compiled while the next is built, kept in the compile cache; else
+    CasADi's VM),
     reporting the build on stderr as :mod:`casdyn.progress` says (``progress``).
     ``hpipm``: HPIPM's options (default ``mode`` "speed", ``iter_max`` 50).
     ``regularization``: added to the Hessian's diagonal (``>= 0``; it changes the steps, not
@@ -108,7 +113,12 @@ class SQP:
 
     # -- building ----------------------------------------------------------------------------
     def _linearisation(self, mode: int) -> ca.Function:
-        """(x, u, x_next, p, lam) -> (d, A, B, H, g, h, C, D, cost)."""
+        """(x, u, x_next, p, lam) -> (d, A, B, H, g, h, C, D, cost).
+
+        The dynamics enter through their value and their analytical derivatives
+        (:meth:`ContactModel.dynamics_derivatives`): the stage is differentiated with the
+        accelerations and forces replaced by their first-order expansions in ``w = [dx; du]``,
+        so AD only sees the step, the residuals and the rows, never the contact solve."""
         m, problem = self.model, self.problem
         x, u, x_next = ca.SX.sym("x", m.nx), ca.SX.sym("u", m.nu), ca.SX.sym("x_next", m.nx)
         p = ca.SX.sym("p", problem.stage_layout.size)
@@ -117,28 +127,39 @@ class SQP:
         # forces' own at the point (w = 0)
         directions = ca.SX.sym("directions", 2, len(m.feet))
         w = ca.vertcat(dx, du)
-        f = problem.stage(mode)
-        x_plus, r, weights, forces = f(m.integrate_state(x, dx), u + du, p)
+        stance = problem.modes[mode]
+        qdd, forces = ca.SX.sym("qdd", m.nv), ca.SX.sym("forces", m.force_size, len(m.feet))
+        x_plus, r, weights = problem.stage_terms(m.integrate_state(x, dx), u + du, p, qdd, forces)
         defect = m.difference_state(x_next, x_plus)
         h = ca.vertcat(problem.friction_rows(forces, directions),
                        problem.state_rows(m.integrate_state(x, dx)))
-        at = ca.Function("at", [x, u, x_next, p, w, directions],
-                         [defect, r, h, ca.jacobian(ca.vertcat(defect, r, h), w), forces])
-        # evaluated at w = 0 by a call, which folds the zeros into a smaller graph
-        outputs = at(x, u, x_next, p, ca.SX.zeros(w.numel()), directions)
-        defect, r, h, J, forces = ca.substitute(outputs, [directions],
-                                                [problem.directions(outputs[-1])])
+        out = ca.vertcat(defect, r, h)
+        at = ca.Function("at", [x, u, x_next, p, w, directions, qdd, forces],
+                         [defect, r, weights, h, ca.jacobian(out, w), ca.jacobian(out, qdd),
+                          ca.jacobian(out, ca.vec(forces))])
+        # evaluated at w = 0 by a call, which folds the zeros into a smaller graph; the
+        # chain rule through the dynamics' own derivatives
+        qdd_at, forces_at = m.dynamics(stance)(x, u)
+        d_qdd, d_forces = m.dynamics_derivatives(stance)(x, u)
+        outputs = at(x, u, x_next, p, ca.SX.zeros(w.numel()), directions, qdd_at, forces_at)
+        J_w, J_qdd, J_forces = outputs[4:]
+        outputs = [*outputs[:4],
+                   J_w + ca.mtimes(J_qdd, d_qdd) + ca.mtimes(J_forces, d_forces)]
+        defect, r, weights, h, J = ca.substitute(outputs, [directions],
+                                                 [problem.directions(forces_at)])
         n, nr = m.ndx, r.numel()
         Jr, Jh = J[n : n + nr, :], J[n + nr :, :]
         H = ca.mtimes(Jr.T, ca.mtimes(ca.diag(weights), Jr))
         lam = ca.SX.sym("lam", len(m.feet))
         if problem.friction == "exact":
-            H = H + self._cone_curvature(forces, Jh, lam)
+            H = H + self._cone_curvature(forces_at, Jh, lam)
         g = ca.mtimes(Jr.T, weights * r)
         cost = 0.5 * ca.dot(weights, r * r)
-        tag = f.name().removeprefix("ocp_stage_")
-        return ca.Function(f"ocp_linear_{tag}", [x, u, x_next, p, lam],
-                           [defect, J[:n, :n], J[:n, n:], H, g, h, Jh[:, :n], Jh[:, n:], cost])
+        # one graph for the dynamics, their derivatives and the rest (the contact solve is
+        # shared by the first two)
+        return ca.Function(f"ocp_linear_{problem.mode_tag(mode)}", [x, u, x_next, p, lam],
+                           [defect, J[:n, :n], J[:n, n:], H, g, h, Jh[:, :n], Jh[:, n:], cost],
+                           {"cse": True})
 
     def _cone_curvature(self, forces, Jh, lam):
         """The exact cone's part of the Lagrangian's Hessian, ``lam |f_t|^-1 j j^T`` per
@@ -171,13 +192,25 @@ class SQP:
                            [H, ca.mtimes(J.T, w0 * r0), 0.5 * ca.dot(w0, r0 * r0), h0, C])
 
     def _build(self, compile: bool, progress: bool | None):
-        functions = [self._linearisation(k) for k in range(len(self.problem.modes))]
-        functions.append(self._terminal())
-        if compile:
-            name = "ocp_" + "_".join(f.name() for f in functions)
-            with Progress("ocp stages", enabled(progress)) as report:
-                functions, _, _ = compile_functions(functions, _short(name), quick=True,
-                                                    progress=report)
+        """The stage and terminal linearisations; with ``compile``, each compiled as its own
+        library as soon as its graph is built (the compiler runs while the next graph is
+        built, and a problem that shares a mode with another finds it in the cache)."""
+        problem = self.problem
+        makers = [*((f"ocp_linear_{problem.mode_tag(k)}", partial(self._linearisation, k))
+                    for k in range(len(problem.modes))), ("ocp_linear_end", self._terminal)]
+        if not compile:
+            functions = [make() for _, make in makers]
+        else:
+            with Progress("ocp stages", enabled(progress)) as report, \
+                    ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+                report.phase(f"{len(makers)} stage functions: the graph, then its C",
+                             2 * len(makers))
+                compiling = []
+                for name, make in makers:
+                    with report.step(f"{name} (graph)"):
+                        function = make()
+                    compiling.append(pool.submit(_compiled, function, report))
+                functions = [job.result() for job in compiling]
         self._functions = functions
         self._glue(functions[:-1], functions[-1])
 
@@ -324,6 +357,11 @@ class SQP:
                 break
             w, slope = step
             full_step = float(np.max(np.abs(w.full()))) if w.numel() else 0.0
+            if full_step <= tol and worst <= tol:
+                # the QP's step vanishes at a feasible plan: a KKT point (a line search
+                # there would only compare costs that differ by rounding)
+                converged, message = True, f"converged in {iterations} iterations"
+                break
             alpha = 1.0
             while alpha >= 1e-12:
                 X, U = (v.full() for v in self._update(self.X, self.U, w, alpha))
@@ -333,6 +371,12 @@ class SQP:
                     break
                 alpha *= 0.5
             else:
+                if worst <= tol and abs(slope) <= 1e3 * np.finfo(float).eps * max(1.0, abs(cost)):
+                    # feasible, and the step changes the cost less than rounding resolves:
+                    # as stationary as doubles can tell (a slow Gauss-Newton tail)
+                    converged = True
+                    message = f"converged to rounding in {iterations} iterations"
+                    break
                 # no step the filter takes: restore feasibility, then a new filter from there
                 restored = self._restore(data, theta, args)
                 if restored is None:
@@ -342,9 +386,6 @@ class SQP:
                 search = _Filter(trial_theta)
             self.X, self.U, data = X, U, trial
             cost, theta, worst = trial_cost, trial_theta, trial_worst
-            if full_step <= tol and worst <= tol:
-                converged, message = True, f"converged in {iterations} iterations"
-                break
         else:
             message = f"not converged in {max_iter} iterations"
         if not converged:
@@ -474,7 +515,9 @@ class _Filter:
     restoration is :meth:`SQP._restore`): a step is taken where it reduces the violation
     ``theta`` (l1) or the cost enough against the current point and every point the filter
     holds; where the violation is small and the step descends, it must reduce the cost
-    (Armijo)."""
+    (Armijo). Costs are compared as Ipopt compares them, to rounding (ten machine epsilons
+    of the cost): near the optimum, where the steps are tiny, a cost that only rounding
+    raised does not stop the search."""
 
     gamma_theta, gamma_cost, eta, delta, s_theta, s_cost = 1e-5, 1e-5, 1e-4, 1.0, 1.1, 2.3
 
@@ -490,16 +533,19 @@ class _Filter:
             return False
         switching = slope < 0 and \
             alpha * (-slope) ** self.s_cost > self.delta * theta ** self.s_theta
+        rounding = 10 * np.finfo(float).eps * max(1.0, abs(cost))
         if switching and theta <= 1e-4 * max(1.0, self.theta_max / 1e4):
-            return trial_cost <= cost + self.eta * alpha * slope
+            return trial_cost <= cost + self.eta * alpha * slope + rounding
         if trial_theta <= (1 - self.gamma_theta) * theta or \
-                trial_cost <= cost - self.gamma_cost * theta:
+                trial_cost <= cost - self.gamma_cost * theta + rounding:
             self.points.append(((1 - self.gamma_theta) * theta,
                                 cost - self.gamma_cost * theta))
             return True
         return False
 
 
-def _short(name: str) -> str:
-    """A library name of at most 60 characters (the key keeps it unique)."""
-    return name if len(name) <= 60 else name[:60]
+def _compiled(function: ca.Function, report: Progress) -> ca.Function:
+    """``function`` compiled with the quick flags (its own library in the compile cache)."""
+    with report.step(f"{function.name()} (C)"):
+        (compiled,), _, _ = compile_functions([function], f"ocp_{function.name()}", quick=True)
+    return compiled
