@@ -12,6 +12,9 @@ Two ways to write the dynamics at a knot with the feet in ``stance`` held:
 * forward contact dynamics: ``(qdd, f) = contact_dynamics(q, v, S^T u)`` (the feet's
   accelerations held at ``-damping J v``), stepped by semi-implicit Euler
   (``v+ = v + dt qdd``, ``q+ = q ⊕ dt v+``) — :meth:`ContactModel.step`;
+* at a touchdown, the impulse that stops the landing feet (restitution 0, no time passes:
+  ``q+ = q``, ``v+`` the velocity after the impact) — :meth:`ContactModel.impulse`, the mode
+  :class:`Impulse` of a :class:`casdyn.ocp.Problem`;
 * inverse dynamics with the forces as variables:
   ``M a + h - S^T u - J_c^T f = 0`` and ``J_c a + Jdot_c v + damping J_c v = 0`` —
   :meth:`ContactModel.inverse_dynamics_residual` and :meth:`ContactModel.foot_acceleration`.
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import casadi as ca
 import numpy as np
@@ -67,6 +71,16 @@ def _cone(force, mu):
     return ca.vertcat(fz, mu**2 * fz**2 - fx**2 - fy**2)
 
 
+@dataclass(frozen=True)
+class Impulse:
+    """A mode of :class:`casdyn.ocp.Problem` where the ``stance`` feet (one flag per foot, or
+    the held feet's names; at least one) touch down: the interval is the impact, not
+    ``dt`` of motion (:meth:`ContactModel.impulse`), as Crocoddyl's
+    ``ActionModelImpulseFwdDynamics``."""
+
+    stance: object
+
+
 class ContactModel:
     """A ``robot`` whose ``feet`` (body names, point contacts at each body's origin; none for
     an arm or a robot in flight) can hold the ground.
@@ -104,7 +118,7 @@ class ContactModel:
         self.selection = selection  # S, (nu, nv): tau = S^T u
         self._integrate = robot.function("integrate")
         self._difference = robot.function("difference")
-        self._steps: dict[tuple[bool, ...], ca.Function] = {}
+        self._steps: dict[tuple, ca.Function] = {}  # by stance (and "impulse")
 
     # -- the state manifold ------------------------------------------------------------
     def integrate_state(self, x, dx):
@@ -160,23 +174,53 @@ class ContactModel:
         if mask not in self._steps:
             x, u = ca.SX.sym("x", self.nx), ca.SX.sym("u", self.nu)
             q, v = x[: self.nq], x[self.nq :]
-            held = [Contact(foot, self.contact) for foot, h in zip(self.feet, mask, strict=True)
-                    if h]
-            forces = ca.SX.zeros(self.force_size, len(self.feet))
+            held = self._held(mask)
             if held:
                 dynamics = self.robot.function("contact_dynamics", contacts=held, fext=False)
                 qdd, f = dynamics(q, v, self.torque(u), self.damping)
-                columns = [k for k, h in enumerate(mask) if h]
-                for i, k in enumerate(columns):
-                    forces[:, k] = f[i, :].T
             else:
                 qdd = self.robot.function("forward_dynamics", fext=False)(q, v, self.torque(u))
+                f = ca.SX(0, self.force_size)
             v_next = v + self.dt * qdd
             x_next = ca.vertcat(self._integrate(q, self.dt * v_next), v_next)
-            tag = "".join("1" if h else "0" for h in mask)
-            self._steps[mask] = ca.Function(f"step_{tag}", [x, u], [x_next, forces],
+            self._steps[mask] = ca.Function(f"step_{_tag(mask)}", [x, u],
+                                            [x_next, self._columns(mask, f)],
                                             ["x", "u"], ["x_next", "forces"])
         return self._steps[mask]
+
+    def impulse(self, stance) -> ca.Function:
+        """``impulse(x, u) -> (x_next, forces)``, :meth:`step`'s signature for the touchdown
+        of the ``stance`` feet (at least one): ``x_next = [q; v+]`` with ``v+`` the velocity
+        just after the impact that stops the held feet (``robot.function("impulse_dynamics")``,
+        restitution 0), ``forces`` their impulses (N s; ``force_size x n_feet``, world axes,
+        zero on the others). ``u`` has no effect: a control residual weighted at this knot
+        keeps it determined (its optimum is then its reference)."""
+        mask = self.stance_mask(stance)
+        if not any(mask):
+            raise InputError("an impulse needs at least one foot touching down, got "
+                             f"{list(stance)!r}")
+        key = ("impulse", mask)
+        if key not in self._steps:
+            x, u = ca.SX.sym("x", self.nx), ca.SX.sym("u", self.nu)
+            q, v = x[: self.nq], x[self.nq :]
+            dynamics = self.robot.function("impulse_dynamics", contacts=self._held(mask))
+            v_plus, impulses = dynamics(q, v, 0.0)
+            self._steps[key] = ca.Function(f"impulse_{_tag(mask)}", [x, u],
+                                           [ca.vertcat(q, v_plus), self._columns(mask, impulses)],
+                                           ["x", "u"], ["x_next", "forces"])
+        return self._steps[key]
+
+    def _held(self, mask: tuple[bool, ...]) -> list[Contact]:
+        return [Contact(foot, self.contact) for foot, h in zip(self.feet, mask, strict=True)
+                if h]
+
+    def _columns(self, mask: tuple[bool, ...], rows):
+        """The held feet's forces (``rows``: one row per held foot, as casdyn's contact
+        Functions give them) as ``force_size x n_feet`` columns, zero on the others."""
+        forces = ca.SX.zeros(self.force_size, len(self.feet))
+        for i, k in enumerate(k for k, h in enumerate(mask) if h):
+            forces[:, k] = rows[i, :].T
+        return forces
 
     # -- inverse dynamics with force variables --------------------------------------------
     def inverse_dynamics_residual(self, q, v, a, u, forces):
@@ -243,6 +287,10 @@ class ContactModel:
         forces = np.zeros((self.force_size, len(self.feet)))
         forces[-1] = self.robot.mass * -self.robot.gravity[2] / len(self.feet)
         return forces
+
+
+def _tag(mask: tuple[bool, ...]) -> str:
+    return "".join("1" if h else "0" for h in mask)
 
 
 def legged(model: ContactModel, what: str) -> None:
