@@ -32,8 +32,20 @@ Reported:
   quadruped_mpc runs them (the ``ratio`` of ``--json``), and with each QP solved to
   HPIPM's tolerance.
 
-Needs crocoddyl 3.2.1 with pin 4.0.0 (its wheel fails with pin 4.1):
-  pip install 'casdyn[ocp-bench]'   then   python benchmarks/ocp.py [--json] [--steps N]
+Then Crocoddyl's own gait problems (:mod:`ocp_gaits`: ANYmal walking, trotting, pacing,
+bounding and jumping from ``crocoddyl.utils.quadruped``, as its
+examples/quadrupedal_gaits_fwddyn.py builds them, with impulse knots at touchdown), each
+solved by Crocoddyl's FDDP (the example's settings) and by casdyn's SQP on the same problem
+written with ``casdyn.ocp`` (read off the generator's models, cost by cost): cold solves
+from the example's initial guess (iterations, time, both final costs by casdyn's function
+and by Crocoddyl's ``problem.calc``), and the warm MPC (a window sliding one knot per solve,
+each solver warm-started from its previous plan shifted by one knot, one iteration).
+``--json``'s last line: the solo12 comparison's keys and ``problems``, one dict per gait
+(name, casdyn_ms, crocoddyl_ms, ratio: warm; cold_ratio, casdyn_cost, crocoddyl_cost, ...).
+
+Needs crocoddyl 3.2.1 with pin 4.0.0 (its wheel fails with pin 4.1) and example-robot-data:
+  pip install 'casdyn[ocp-bench]'   then
+  python benchmarks/ocp.py [--json] [--steps N] [--gaits walking,jumping|none] [--quick]
 """
 
 from __future__ import annotations
@@ -51,6 +63,8 @@ import casdyn
 from casdyn.ocp import SQP, ControlResidual, FootHeight, StateResidual, Transcription
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ocp_gaits
 import quadruped_mpc as mpc
 
 T0 = mpc.STAND + 0.5  # the horizon starts in the trot
@@ -370,7 +384,19 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=50, help="warm-started MPC solves")
     parser.add_argument("--repeats", type=int, default=5,
                         help="cold solves per solver (the fastest is reported)")
+    parser.add_argument("--gaits", default=",".join(ocp_gaits.GAITS),
+                        help="Crocoddyl's gait problems to run, comma-separated (or none)")
+    parser.add_argument("--gait-steps", type=int, default=20,
+                        help="warm MPC solves per gait")
+    parser.add_argument("--quick", action="store_true",
+                        help="a short run: 1 repeat, 5 warm solves each")
     arguments = parser.parse_args(argv)
+    if arguments.quick:
+        arguments.repeats, arguments.steps, arguments.gait_steps = 1, 5, 5
+    gaits = [] if arguments.gaits == "none" else arguments.gaits.split(",")
+    for name in gaits:
+        if name not in ocp_gaits.GAITS:
+            parser.error(f"--gaits: unknown gait {name!r} (one of {', '.join(ocp_gaits.GAITS)})")
     try:
         import crocoddyl  # noqa: F401
     except ImportError as exc:
@@ -409,6 +435,11 @@ def main(argv=None):
         controller, controller.sqp, croc, casdyn_plan, croc_plan, steps))
     solved_warm = print_warm("QP solved", steps, warm_mpc(
         controller, solved, croc, casdyn_plan, croc_plan, steps))
+    problems = []
+    if gaits:
+        print(f"Crocoddyl's gait problems (cold: fastest of {repeats} from the example's "
+              f"guess; cost: casdyn's function; warm: median of {arguments.gait_steps}):")
+        problems = ocp_gaits.compare(gaits, repeats=repeats, steps=arguments.gait_steps)
     if arguments.json:
         print(json.dumps({
             "casdyn_ms": warm["casdyn"], "crocoddyl_ms": warm["crocoddyl"],
@@ -428,7 +459,8 @@ def main(argv=None):
                                           "crocoddyl_moved")},
             "casdyn_solved_qp_last_cost": solved_warm["casdyn_last_cost"],
             "casdyn_solver": f"sqp-hpipm real-time iteration (exact pyramids and limits; "
-                             f"HPIPM iter_max {mpc.HPIPM_ITERATIONS})"}))
+                             f"HPIPM iter_max {mpc.HPIPM_ITERATIONS})",
+            "problems": problems}))
 
 
 if __name__ == "__main__":

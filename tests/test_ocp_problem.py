@@ -25,6 +25,7 @@ from casdyn.ocp import (
     FrameOrientation,
     FramePosition,
     FrameVelocity,
+    Impulse,
     Problem,
     StateInequality,
     StateResidual,
@@ -131,6 +132,9 @@ def test_the_linearisation_is_ad_of_the_stage(solo, friction):
     """The SQP's QP data from the analytical contact-dynamics derivatives equal CasADi's AD
     of the whole stage (step, residuals, friction rows) in every mode."""
     problem, parameters, x0 = trot_problem(solo, friction=friction)
+    # and a touchdown, whose impulse solve the SQP differentiates by AD
+    problem = Problem(problem.model, problem.N, problem.costs, problem.terminal_costs,
+                      modes=[*MODES, Impulse((1, 1, 0, 1))], friction=friction)
     sqp = SQP(problem, compile=False)
     m = problem.model
     rng = np.random.default_rng(3)

@@ -3,10 +3,11 @@
 The general layer, for any robot (fixed or floating base, any feet, any actuated joints):
 
 * :class:`ContactModel`: the robot, its feet, its motors and the stage dynamics (forward
-  contact dynamics of each stance mode, stepped on the manifold);
+  contact dynamics of each stance mode, stepped on the manifold; the impact of a touchdown,
+  :class:`Impulse`);
 * residuals (:mod:`casdyn.ocp.residuals`): state, control, frame position / orientation /
-  velocity, centre of mass, centroidal momentum, contact force, foot height — each with a
-  reference and weights that are parameters;
+  velocity, centre of mass, centroidal momentum, contact force, foot height, and a barrier
+  around any of them — each with a reference and weights that are parameters;
 * :class:`Problem`: a horizon of stages with those costs and exact constraints (friction
   pyramid or cone, centre of pressure, torque, joint position and velocity limits, state
   constraints such as :class:`CollisionDistance`), and its
@@ -23,10 +24,11 @@ its inverse-dynamics NLP (accelerations and forces as variables). :func:`compile
 from .compiled import compiled
 from .constraints import CollisionDistance, Constraint, StateInequality
 from .cost import TrackingCost
-from .model import ContactModel, friction_cone, friction_pyramid
+from .model import ContactModel, Impulse, friction_cone, friction_pyramid
 from .nlp import ContactOCP
 from .problem import Parameters, Problem
 from .residuals import (
+    Barrier,
     CenterOfMass,
     CentroidalMomentum,
     ContactForce,
@@ -41,10 +43,8 @@ from .residuals import (
 from .sqp import SQP, Result
 from .transcription import Transcription
 
-__all__ = ["SQP", "CenterOfMass", "CentroidalMomentum", "CollisionDistance", "Constraint",
-           "ContactForce", "ContactModel",
-           "ContactOCP", "ControlResidual", "FootHeight", "FrameOrientation", "FramePosition",
-           "FrameVelocity", "Parameters", "Problem", "Residual", "Result",
-           "StateInequality", "StateResidual", "TrackingCost", "Transcription", "compiled",
-           "friction_cone",
-           "friction_pyramid"]
+__all__ = ["SQP", "Barrier", "CenterOfMass", "CentroidalMomentum", "CollisionDistance",
+           "Constraint", "ContactForce", "ContactModel", "ContactOCP", "ControlResidual",
+           "FootHeight", "FrameOrientation", "FramePosition", "FrameVelocity", "Impulse",
+           "Parameters", "Problem", "Residual", "Result", "StateInequality", "StateResidual",
+           "TrackingCost", "Transcription", "compiled", "friction_cone", "friction_pyramid"]

@@ -12,6 +12,9 @@ Two ways to write the dynamics at a knot with the feet in ``stance`` held:
 * forward contact dynamics: ``(qdd, f) = contact_dynamics(q, v, S^T u)`` (the feet's
   accelerations held at ``-damping J v``), stepped by semi-implicit Euler
   (``v+ = v + dt qdd``, ``q+ = q ⊕ dt v+``) — :meth:`ContactModel.step`;
+* at a touchdown, the impulse that stops the landing feet (restitution 0, no time passes:
+  ``q+ = q``, ``v+`` the velocity after the impact) — :meth:`ContactModel.impulse`, the mode
+  :class:`Impulse` of a :class:`casdyn.ocp.Problem`;
 * inverse dynamics with the forces as variables:
   ``M a + h - S^T u - J_c^T f = 0`` and ``J_c a + Jdot_c v + damping J_c v = 0`` —
   :meth:`ContactModel.inverse_dynamics_residual` and :meth:`ContactModel.foot_acceleration`.
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import casadi as ca
 import numpy as np
@@ -67,6 +71,16 @@ def _cone(force, mu):
     return ca.vertcat(fz, mu**2 * fz**2 - fx**2 - fy**2)
 
 
+@dataclass(frozen=True)
+class Impulse:
+    """A mode of :class:`casdyn.ocp.Problem` where the ``stance`` feet (one flag per foot, or
+    the held feet's names; at least one) touch down: the interval is the impact, not
+    ``dt`` of motion (:meth:`ContactModel.impulse`), as Crocoddyl's
+    ``ActionModelImpulseFwdDynamics``."""
+
+    stance: object
+
+
 class ContactModel:
     """A ``robot`` whose ``feet`` (body names, point contacts at each body's origin; none for
     an arm or a robot in flight) can hold the ground.
@@ -104,7 +118,7 @@ class ContactModel:
         self.selection = selection  # S, (nu, nv): tau = S^T u
         self._integrate = robot.function("integrate")
         self._difference = robot.function("difference")
-        self._steps: dict[tuple[bool, ...], ca.Function] = {}
+        self._steps: dict[tuple, ca.Function] = {}  # by stance (and "impulse")
         self._dynamics: dict[tuple[bool, ...], ca.Function] = {}
 
     # -- the state manifold ------------------------------------------------------------
@@ -219,6 +233,28 @@ class ContactModel:
         return ca.Function(f"dynamics_derivatives_{_tag(mask)}", [x, u],
                            [d_qdd, self._spread_rows(mask, d_forces)], ["x", "u"],
                            ["dqdd", "dforces"])
+
+    def impulse(self, stance) -> ca.Function:
+        """``impulse(x, u) -> (x_next, forces)``, :meth:`step`'s signature for the touchdown
+        of the ``stance`` feet (at least one): ``x_next = [q; v+]`` with ``v+`` the velocity
+        just after the impact that stops the held feet (``robot.function("impulse_dynamics")``,
+        restitution 0), ``forces`` their impulses (N s; ``force_size x n_feet``, world axes,
+        zero on the others). ``u`` has no effect: a control residual weighted at this knot
+        keeps it determined (its optimum is then its reference)."""
+        mask = self.stance_mask(stance)
+        if not any(mask):
+            raise InputError("an impulse needs at least one foot touching down, got "
+                             f"{list(stance)!r}")
+        key = ("impulse", mask)
+        if key not in self._steps:
+            x, u = ca.SX.sym("x", self.nx), ca.SX.sym("u", self.nu)
+            q, v = x[: self.nq], x[self.nq :]
+            dynamics = self.robot.function("impulse_dynamics", contacts=self._held(mask))
+            v_plus, impulses = dynamics(q, v, 0.0)
+            self._steps[key] = ca.Function(f"impulse_{_tag(mask)}", [x, u],
+                                           [ca.vertcat(q, v_plus), self._spread(mask, impulses.T)],
+                                           ["x", "u"], ["x_next", "forces"])
+        return self._steps[key]
 
     def _held(self, mask: tuple[bool, ...]) -> list[Contact]:
         return [Contact(foot, self.contact) for foot, h in zip(self.feet, mask, strict=True)

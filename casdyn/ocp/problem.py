@@ -27,7 +27,7 @@ from casdyn.errors import InputError, unknown_name
 
 from .checks import nonnegative
 from .constraints import Constraint
-from .model import CONES, ContactModel
+from .model import CONES, ContactModel, Impulse
 from .residuals import Knot, Layout, Residual
 
 
@@ -37,7 +37,11 @@ class Problem:
     ones cannot read torques or forces).
 
     ``modes``: the stance masks (one flag per foot, or the held feet's names) the intervals
-    may take (default: every foot held); :attr:`Parameters.modes` picks one per interval.
+    may take (default: every foot held), or :class:`casdyn.ocp.Impulse` of a mask for a
+    touchdown (the interval is the impact, :meth:`ContactModel.impulse`; weight the control
+    residual there, where ``u`` has no effect; its friction rows hold the impulses);
+    :attr:`Parameters.modes` picks one per interval. :attr:`modes` keeps the masks,
+    :attr:`impulses` which of them are impacts.
     ``friction``: "pyramid" (four linear rows per held foot), "exact" (the second-order
     cone, ``|f_t| <= mu fz``) or None (no friction constraint). ``effort_limit`` (N m or N;
     a scalar or one per actuated joint), ``velocity_limit`` (a scalar or one per joint
@@ -63,7 +67,13 @@ class Problem:
                 len(modes) == 0:
             raise InputError(f"modes must be a non-empty sequence of stance masks, got "
                              f"{modes!r}")
-        self.modes = [model.stance_mask(m, name=f"modes[{k}]") for k, m in enumerate(modes)]
+        self.impulses = tuple(isinstance(m, Impulse) for m in modes)
+        self.modes = [model.stance_mask(m.stance if isinstance(m, Impulse) else m,
+                                        name=f"modes[{k}]") for k, m in enumerate(modes)]
+        for k, impulse in enumerate(self.impulses):
+            if impulse and not any(self.modes[k]):
+                raise InputError(f"modes[{k}]: an Impulse needs at least one foot touching "
+                                 "down")
         if friction is not None and friction not in CONES:
             raise InputError(f"friction must be 'pyramid', 'exact' or None, got {friction!r}")
         self.friction = friction
@@ -187,13 +197,18 @@ class Problem:
         """``(x, u, p) -> (x_next, r, w, forces)`` of ``modes[mode]``: the next state, the
         stage residuals and their weights (stacked in the order of ``costs``) and the feet's
         forces during the interval (``force_size x n_feet``, world axes, zero on the swing
-        feet) for the parameter column ``p`` (:attr:`stage_layout`)."""
+        feet; an impulse mode's impulses, N s) for the parameter column ``p``
+        (:attr:`stage_layout`)."""
         if mode not in self._stages:
             m = self.model
             x, u = ca.SX.sym("x", m.nx), ca.SX.sym("u", m.nu)
             p = ca.SX.sym("p", self.stage_layout.size)
-            qdd, forces = m.dynamics(self.modes[mode])(x, u)
-            x_next, r, w = self.stage_terms(x, u, p, qdd, forces)
+            if self.impulses[mode]:
+                x_next, forces = m.impulse(self.modes[mode])(x, u)
+                r, w = self._residuals(self.costs, self.stage_layout, Knot(m, x, u, forces), p)
+            else:
+                qdd, forces = m.dynamics(self.modes[mode])(x, u)
+                x_next, r, w = self.stage_terms(x, u, p, qdd, forces)
             self._stages[mode] = ca.Function(f"ocp_stage_{self.mode_tag(mode)}", [x, u, p],
                                              [x_next, r, w, forces], ["x", "u", "p"],
                                              ["x_next", "r", "w", "forces"])
@@ -208,8 +223,10 @@ class Problem:
         return m.advance(x, qdd), r, w
 
     def mode_tag(self, mode: int) -> str:
-        """``modes[mode]`` as a name: one digit per foot (1: held), "free" without feet."""
-        return "".join("1" if held else "0" for held in self.modes[mode]) or "free"
+        """``modes[mode]`` as a name: one digit per foot (1: held), "free" without feet,
+        prefixed "impulse_" for a touchdown."""
+        tag = "".join("1" if held else "0" for held in self.modes[mode]) or "free"
+        return f"impulse_{tag}" if self.impulses[mode] else tag
 
     def terminal(self) -> ca.Function:
         """``(x, p) -> (r, w)``: the terminal residuals and weights for the column ``p``

@@ -18,8 +18,14 @@ residual                    rows         reference (rows)
 :class:`CenterOfMass`       3            the centre of mass (3)
 :class:`CentroidalMomentum` 6            ``[k_G; l]`` (6)
 :class:`ContactForce`       3 or 6       the foot's force (or wrench ``[n; f]``)
+                            or ``A``'s   ``A f`` (``A``'s rows)
 :class:`FootHeight`         1            the foot origin's height ``z`` (1)
+:class:`Barrier`            the inner's  the inner residual's
 ==========================  ===========  =================================================
+
+:class:`Barrier` wraps a residual ``r`` to penalise only where it leaves ``[lower, upper]``
+(Crocoddyl's ``ActivationModelQuadraticBarrier``): with ``ContactForce(foot, matrix=A)`` it
+is a friction cone as a cost, with :class:`StateResidual` joint limits as a cost.
 """
 
 from __future__ import annotations
@@ -234,17 +240,37 @@ class _FootResidual(Residual):
 
 @dataclass(frozen=True)
 class ContactForce(_FootResidual):
-    """``f - f_ref``: the force (``contact="6d"``: the wrench ``[n; f]``) of ``foot`` on the
-    robot, world axes; zero while the foot swings, so weight it on the held knots."""
+    """``A f - f_ref``: the force (``contact="6d"``: the wrench ``[n; f]``) of ``foot`` on the
+    robot, world axes, mapped by ``matrix`` ``A`` (``rows x force_size``; default the
+    identity, the force itself); zero while the foot swings, so weight it on the held
+    knots."""
 
+    matrix: object = None
     kind = "force"
     needs_control = True
 
+    def __post_init__(self):
+        super().__post_init__()
+        if self.matrix is not None:
+            A = np.asarray(self.matrix, dtype=float) if not isinstance(self.matrix, str) \
+                else np.array(np.nan)
+            if A.ndim != 2 or A.shape[0] == 0 or not np.all(np.isfinite(A)):
+                raise InputError(f"ContactForce matrix must be a finite rows x force_size "
+                                 f"matrix, got {self.matrix!r}")
+            object.__setattr__(self, "matrix", tuple(map(tuple, A)))
+
     def size(self, model) -> int:
-        return model.force_size
+        return model.force_size if self.matrix is None else len(self.matrix)
+
+    def check(self, model) -> None:
+        super().check(model)
+        if self.matrix is not None and len(self.matrix[0]) != model.force_size:
+            raise InputError(f"ContactForce matrix: {len(self.matrix[0])} columns, the "
+                             f"model's forces have {model.force_size}")
 
     def value(self, knot, ref):
-        return knot.forces[:, knot.model.feet.index(self.foot)] - ref
+        f = knot.forces[:, knot.model.feet.index(self.foot)]
+        return (f if self.matrix is None else ca.mtimes(ca.DM(self.matrix), f)) - ref
 
 
 @dataclass(frozen=True)
@@ -259,6 +285,81 @@ class FootHeight(_FootResidual):
 
     def value(self, knot, ref):
         return knot.model.robot.get_transform(knot.q, self.foot)[2, 3] - ref
+
+
+@dataclass(frozen=True)
+class Barrier(Residual):
+    """``r - clip(r, lower, upper)`` of the ``residual`` ``r`` (its rows; its reference):
+    zero inside the box, the distance outside — ``0.5 w`` times its square is Crocoddyl's
+    ``ActivationModelQuadraticBarrier``. ``lower``, ``upper``: a scalar or one per row,
+    ``lower <= upper`` (``-inf``/``inf`` for no bound). Default name: ``barrier:`` and the
+    residual's."""
+
+    residual: Residual
+    lower: object = -np.inf
+    upper: object = np.inf
+    kind = "barrier"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not isinstance(self.residual, Residual):
+            raise InputError(f"Barrier wraps a casdyn.ocp residual, got {self.residual!r}")
+        for what in ("lower", "upper"):
+            value = getattr(self, what)
+            array = np.asarray(value, dtype=float) if not isinstance(value, str) \
+                else np.array(np.nan)
+            if array.ndim > 1 or np.any(np.isnan(array)):
+                raise InputError(f"Barrier {what} must be a scalar or one number per row, "
+                                 f"got {value!r}")
+            object.__setattr__(self, what, tuple(np.atleast_1d(array).tolist()))
+
+    @property
+    def needs_control(self) -> bool:
+        return self.residual.needs_control
+
+    def label(self) -> str:
+        return self.name or f"barrier:{self.residual.label()}"
+
+    def size(self, model) -> int:
+        return self.residual.size(model)
+
+    def reference_size(self, model) -> int:
+        return self.residual.reference_size(model)
+
+    def default_reference(self, model) -> np.ndarray:
+        return self.residual.default_reference(model)
+
+    def bounds(self, model) -> tuple[np.ndarray, np.ndarray]:
+        """``(lower, upper)``, one per row."""
+        n = self.size(model)
+        lower, upper = (np.broadcast_to(np.array(b), (n,)) if len(b) in (1, n) else None
+                        for b in (self.lower, self.upper))
+        if lower is None or upper is None:
+            raise InputError(f"{self.label()}: lower and upper need 1 or {n} numbers, got "
+                             f"{len(self.lower)} and {len(self.upper)}")
+        if np.any(lower > upper):
+            raise InputError(f"{self.label()}: lower > upper in rows "
+                             f"{np.flatnonzero(lower > upper).tolist()}")
+        return lower.copy(), upper.copy()
+
+    def check(self, model) -> None:
+        self.residual.check(model)
+        self.bounds(model)
+
+    def value(self, knot, ref):
+        r = self.residual.value(knot, ref)
+        lower, upper = self.bounds(knot.model)
+        # row by row, an unbounded side left out of the graph (lower <= upper: one side at
+        # most is non-zero)
+        rows = []
+        for i in range(r.numel()):
+            row = ca.SX(0)
+            if np.isfinite(lower[i]):
+                row = row + ca.fmin(r[i] - lower[i], 0)
+            if np.isfinite(upper[i]):
+                row = row + ca.fmax(r[i] - upper[i], 0)
+            rows.append(row)
+        return ca.vertcat(*rows)
 
 
 @dataclass(frozen=True)

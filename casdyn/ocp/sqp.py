@@ -118,7 +118,8 @@ class SQP:
         The dynamics enter through their value and their analytical derivatives
         (:meth:`ContactModel.dynamics_derivatives`): the stage is differentiated with the
         accelerations and forces replaced by their first-order expansions in ``w = [dx; du]``,
-        so AD only sees the step, the residuals and the rows, never the contact solve."""
+        so AD only sees the step, the residuals and the rows, never the contact solve (a
+        touchdown's small impulse solve is differentiated by AD)."""
         m, problem = self.model, self.problem
         x, u, x_next = ca.SX.sym("x", m.nx), ca.SX.sym("u", m.nu), ca.SX.sym("x_next", m.nx)
         p = ca.SX.sym("p", problem.stage_layout.size)
@@ -126,25 +127,8 @@ class SQP:
         # the exact cone's tangential directions: constants of the linearisation, the
         # forces' own at the point (w = 0)
         directions = ca.SX.sym("directions", 2, len(m.feet))
-        w = ca.vertcat(dx, du)
-        stance = problem.modes[mode]
-        qdd, forces = ca.SX.sym("qdd", m.nv), ca.SX.sym("forces", m.force_size, len(m.feet))
-        x_plus, r, weights = problem.stage_terms(m.integrate_state(x, dx), u + du, p, qdd, forces)
-        defect = m.difference_state(x_next, x_plus)
-        h = ca.vertcat(problem.friction_rows(forces, directions),
-                       problem.state_rows(m.integrate_state(x, dx)))
-        out = ca.vertcat(defect, r, h)
-        at = ca.Function("at", [x, u, x_next, p, w, directions, qdd, forces],
-                         [defect, r, weights, h, ca.jacobian(out, w), ca.jacobian(out, qdd),
-                          ca.jacobian(out, ca.vec(forces))])
-        # evaluated at w = 0 by a call, which folds the zeros into a smaller graph; the
-        # chain rule through the dynamics' own derivatives
-        qdd_at, forces_at = m.dynamics(stance)(x, u)
-        d_qdd, d_forces = m.dynamics_derivatives(stance)(x, u)
-        outputs = at(x, u, x_next, p, ca.SX.zeros(w.numel()), directions, qdd_at, forces_at)
-        J_w, J_qdd, J_forces = outputs[4:]
-        outputs = [*outputs[:4],
-                   J_w + ca.mtimes(J_qdd, d_qdd) + ca.mtimes(J_forces, d_forces)]
+        expand = self._impulse_terms if problem.impulses[mode] else self._motion_terms
+        outputs, forces_at = expand(mode, [x, u, x_next, p, dx, du, directions])
         defect, r, weights, h, J = ca.substitute(outputs, [directions],
                                                  [problem.directions(forces_at)])
         n, nr = m.ndx, r.numel()
@@ -160,6 +144,47 @@ class SQP:
         return ca.Function(f"ocp_linear_{problem.mode_tag(mode)}", [x, u, x_next, p, lam],
                            [defect, J[:n, :n], J[:n, n:], H, g, h, Jh[:, :n], Jh[:, n:], cost],
                            {"cse": True})
+
+    def _rows(self, x, dx, forces, directions):
+        return ca.vertcat(self.problem.friction_rows(forces, directions),
+                          self.problem.state_rows(self.model.integrate_state(x, dx)))
+
+    def _motion_terms(self, mode: int, symbols: list) -> tuple[list, ca.SX]:
+        """``[defect, r, w, h, J]`` at ``w = 0`` (``J`` their Jacobian by ``w``) and the
+        forces, for a mode of motion: the chain rule through the dynamics' derivatives."""
+        m, problem = self.model, self.problem
+        x, u, x_next, p, dx, du, directions = symbols
+        w = ca.vertcat(dx, du)
+        qdd, forces = ca.SX.sym("qdd", m.nv), ca.SX.sym("forces", m.force_size, len(m.feet))
+        x_plus, r, weights = problem.stage_terms(m.integrate_state(x, dx), u + du, p, qdd, forces)
+        defect = m.difference_state(x_next, x_plus)
+        h = self._rows(x, dx, forces, directions)
+        out = ca.vertcat(defect, r, h)
+        at = ca.Function("at", [*symbols[:4], w, directions, qdd, forces],
+                         [defect, r, weights, h, ca.jacobian(out, w), ca.jacobian(out, qdd),
+                          ca.jacobian(out, ca.vec(forces))])
+        # evaluated at w = 0 by a call, which folds the zeros into a smaller graph
+        stance = problem.modes[mode]
+        qdd_at, forces_at = m.dynamics(stance)(x, u)
+        d_qdd, d_forces = m.dynamics_derivatives(stance)(x, u)
+        outputs = at(x, u, x_next, p, ca.SX.zeros(w.numel()), directions, qdd_at, forces_at)
+        J_w, J_qdd, J_forces = outputs[4:]
+        J = J_w + ca.mtimes(J_qdd, d_qdd) + ca.mtimes(J_forces, d_forces)
+        return [*outputs[:4], J], forces_at
+
+    def _impulse_terms(self, mode: int, symbols: list) -> tuple[list, ca.SX]:
+        """As :meth:`_motion_terms` for a touchdown, by AD through its impulse solve."""
+        m, problem = self.model, self.problem
+        x, u, x_next, p, dx, du, directions = symbols
+        w = ca.vertcat(dx, du)
+        x_plus, r, weights, forces = problem.stage(mode)(m.integrate_state(x, dx), u + du, p)
+        defect = m.difference_state(x_next, x_plus)
+        h = self._rows(x, dx, forces, directions)
+        at = ca.Function("at", [*symbols[:4], w, directions],
+                         [defect, r, weights, h, ca.jacobian(ca.vertcat(defect, r, h), w),
+                          forces])
+        *outputs, forces_at = at(x, u, x_next, p, ca.SX.zeros(w.numel()), directions)
+        return outputs, forces_at
 
     def _cone_curvature(self, forces, Jh, lam):
         """The exact cone's part of the Lagrangian's Hessian, ``lam |f_t|^-1 j j^T`` per
