@@ -158,6 +158,46 @@ def test_the_linearisation_is_ad_of_the_stage(solo, friction):
         assert np.abs(np.hstack([C, D]) - J[n + nr :]).max() <= 1e-11 * scale
 
 
+def unbounded(problem):
+    """``problem`` without any inequality: no friction rows, no limits."""
+    return Problem(problem.model, problem.N, problem.costs, problem.terminal_costs,
+                   modes=problem.modes, friction=None, effort_limit=np.inf,
+                   velocity_limit=np.inf, position_limits=None)
+
+
+def test_without_inequalities_a_riccati_recursion_solves_each_qp(solo):
+    """Nothing bounds the step: the QP's solution by one Riccati recursion is HPIPM's, and
+    the SQP reaches Ipopt's optimum."""
+    problem, parameters, x0 = trot_problem(solo)
+    free = unbounded(problem)
+    free_parameters = free.parameters()
+    free_parameters.stage[:], free_parameters.terminal[:] = parameters.stage, parameters.terminal
+    free_parameters.modes[:] = parameters.modes
+    sqp = SQP(free, compile=False)
+    sqp.hold(x0)
+    args = sqp._arguments("test", x0, free_parameters)
+    w, slope = sqp._qp(sqp._data(sqp.X, sqp.U, args))
+    assert sqp.status == "Riccati recursion: solved"
+    w_hpipm, slope_hpipm = sqp._qp(sqp._qp_data(sqp.X, sqp.U, *args, sqp._lam), hpipm=True)
+    scale = np.abs(w_hpipm.full()).max()
+    assert np.abs(w.full() - w_hpipm.full()).max() <= 1e-8 * scale
+    assert slope == pytest.approx(slope_hpipm, rel=1e-8)
+    result = sqp.solve(x0, free_parameters)
+    assert result.converged, result.message
+    cost, _ = ipopt_cost(free, free_parameters, x0, SQP(free, compile=False))
+    assert result.cost == pytest.approx(cost, rel=1e-6)
+
+
+def test_any_bound_keeps_hpipm(solo):
+    problem, _, _ = trot_problem(solo)
+    assert not SQP(problem, compile=False)._riccati
+    torque_only = Problem(problem.model, problem.N, problem.costs, problem.terminal_costs,
+                          modes=problem.modes, friction=None, velocity_limit=np.inf,
+                          position_limits=None)
+    assert not SQP(torque_only, compile=False)._riccati
+    assert SQP(unbounded(problem), compile=False)._riccati
+
+
 def test_torque_limits_are_exact(arm):
     """Limits at 90 % of the unconstrained optimum's peaks: the plan rides them, never past
     them, and Ipopt agrees."""

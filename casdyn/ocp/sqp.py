@@ -8,7 +8,8 @@ dynamics' Jacobians in the tangent space from casdyn's analytical contact-dynami
 derivatives (:meth:`ContactModel.dynamics_derivatives`), the cost's Gauss-Newton Hessian
 ``J^T diag(w) J``, the friction rows' Jacobians — and solves one
 QP in the tangent space with HPIPM (Frison & Diehl 2020, in CasADi's wheel), whose Riccati
-recursion runs stage by stage.
+recursion runs stage by stage; a problem without inequalities (nothing bounds the step) has
+its QPs solved by one Riccati recursion of casdyn's own (:mod:`casdyn.ocp.riccati`).
 
 QP variables, stage by stage (HPIPM's order): ``[dx_0 du_0 dx_1 du_1 ... dx_N]`` with
 ``dx = [dq; dv]`` (``2 nv``) and ``du`` (``nu``). Constraints of each stage: the linearised
@@ -40,7 +41,9 @@ import numpy as np
 from casdyn.codegen.library import compile_functions
 from casdyn.errors import ConvergenceWarning, InputError
 from casdyn.progress import Progress, enabled
+from casdyn.runtime.evaluator import NumericEvaluator
 
+from . import riccati
 from .checks import number
 from .problem import Parameters, Problem
 
@@ -92,6 +95,10 @@ class SQP:
         held = [np.r_[problem.held_rows(k), np.ones(problem.n_state_rows, dtype=bool)]
                 for k in range(len(problem.modes))]
         self._on = np.stack(held, axis=1).astype(float)
+        # nothing bounds the step: one Riccati recursion solves each QP (riccati.py)
+        self._riccati = self.ng == 0 and problem.n_end_rows == 0 and not any(
+            np.isfinite(bound).any() for bound in (*problem.control_bounds(),
+                                                   *problem.state_bounds()))
         self._build(compile, progress)
         options = {"mode": "speed", "iter_max": 50}
         options.update(hpipm or {})
@@ -285,8 +292,14 @@ class SQP:
                          INF * ca.DM.ones(ngN))
         dx0 = m.difference_state(X[:, 0], x0)
         cost = ca.sum2(costs) + costN
-        self._qp_data = ca.Function("ocp_qp_data", [X, U, P, PN, mode, on, x0, lam],
-                                    [H, g, a, lba, uba, dx0, cost])
+        inputs = [X, U, P, PN, mode, on, x0, lam]
+        self._qp_data = ca.Function("ocp_qp_data", inputs, [H, g, a, lba, uba, dx0, cost])
+        if self._riccati:
+            # without inequalities a Riccati recursion solves the QP from its stage blocks,
+            # read straight into NumPy (a DM's conversion costs ~90 ns a number)
+            self._lq_data = NumericEvaluator(ca.Function(
+                "ocp_lq_data", inputs, [g, lba, dx0, cost, ca.horzcat(*blocks),
+                                        HN + reg * ca.MX.eye(ndx), gs, gN, A, B, d]))
         self._h_sparsity, self._a_sparsity = H.sparsity(), a.sparsity()
         # where the gaps and the rows lie in lba (stage by stage: the gaps, then the rows)
         stride = ndx + ng
@@ -421,19 +434,30 @@ class SQP:
     def cost(self, x0, parameters: Parameters) -> float:
         """The cost of the current plan."""
         args = self._arguments("cost", x0, parameters)
-        return float(self._data(self.X, self.U, args)[-1])
+        return _vector(self._data(self.X, self.U, args)[6])[0]
 
     # -- internals ---------------------------------------------------------------------------
-    def _data(self, X, U, args) -> list[ca.DM]:
-        """The QP of the plan ``(X, U)``: ``[H, g, a, lba, uba, dx0, cost]``."""
-        return self._qp_data(X, U, *args, self._lam)
+    def _data(self, X, U, args) -> list:
+        """The QP of the plan ``(X, U)``: ``[H, g, a, lba, uba, dx0, cost]`` (DMs); where a
+        Riccati recursion solves it, as NumPy arrays without ``H``, ``a`` and ``uba``
+        (None), then its stage blocks ``[H_k, H_N, g_k, g_N, A, B, d]``."""
+        if not self._riccati:
+            return self._qp_data(X, U, *args, self._lam)
+        for view, value in zip(self._lq_data.input_views, (X, U, *args, self._lam),
+                               strict=True):
+            view[...] = value.reshape(view.shape) if np.ndim(value) else value
+        g, lba, dx0, cost, *blocks = self._lq_data.evaluate()
+        return [None, g, None, lba, None, dx0, cost, *blocks]
 
-    def _qp(self, data, *, warn: bool = True):
+    def _qp(self, data, *, warn: bool = True, hpipm: bool = False):
         """(step, cost slope along the step) of the QP of ``data``, or None with the reason
-        in :attr:`status` (and a warning where ``warn``)."""
-        if not all(d.is_regular() for d in data[:-1]):
+        in :attr:`status` (and a warning where ``warn``); by HPIPM, or by one Riccati
+        recursion where nothing bounds the step (unless ``hpipm``)."""
+        if not all(_finite(d) for d in data[:7]):
             return self._failed("the QP's data are not finite: the plan diverged", warn)
-        H, g, a, lba, uba, dx0, _ = data
+        if self._riccati and not hpipm:
+            return self._riccati_step(data, warn)
+        H, g, a, lba, uba, dx0 = data[:6]
         lbx, ubx = self._boxes(dx0.full().ravel())
         solution = self.qp(h=H, g=g, a=a, lba=lba, uba=uba, lbx=lbx, ubx=ubx)
         stats = self.qp.stats()
@@ -452,6 +476,24 @@ class SQP:
             self._lam = np.maximum(0.0, -lam_a[self._along]).reshape(self._lam.shape, order="F")
         return w, float(ca.dot(g, w))
 
+    def _riccati_step(self, data, warn: bool):
+        """:meth:`_qp` by one Riccati recursion on the stage blocks that ``data`` ends with."""
+        N, ndx, nu, s = self.N, self.ndx, self.nu, self.stage
+        Hs, HN, gs, gN, A, B, d = data[7:]
+        dx0 = data[5].ravel()
+        try:
+            w = riccati.solve(Hs.reshape(s, N, s).transpose(1, 0, 2), HN, gs.T, gN.ravel(),
+                              A.reshape(ndx, N, ndx).transpose(1, 0, 2),
+                              B.reshape(ndx, N, nu).transpose(1, 0, 2), d.T, dx0)
+        except np.linalg.LinAlgError:
+            return self._failed("the Riccati recursion met a Hessian that is not positive "
+                                "definite", warn)
+        self.qp_iterations, self.status = 1, "Riccati recursion: solved"
+        if not np.all(np.isfinite(w)):
+            return self._failed(f"{self.status}; the step is not finite and is not taken",
+                                warn)
+        return ca.DM(w), float(data[1].ravel() @ w)
+
     def _restore(self, data, theta: float, args):
         """The feasibility restoration of a filter line search, Gauss-Newton style: the
         smallest step (``min |dw|^2``) that satisfies the linearised constraints, shortened
@@ -461,8 +503,10 @@ class SQP:
             rows, columns = sparsity.get_triplet()
             self._identity = ca.DM(sparsity, [1.0 if r == c else 0.0
                                               for r, c in zip(rows, columns, strict=True)])
+        if self._riccati:  # HPIPM's data (the restoration's rows are those of the QP)
+            data = self._qp_data(self.X, self.U, *args, self._lam)
         _, g, *rest = data
-        step = self._qp([self._identity, ca.DM.zeros(g.shape), *rest], warn=False)
+        step = self._qp([self._identity, ca.DM.zeros(g.shape), *rest], warn=False, hpipm=True)
         if step is None:
             return None
         alpha = 1.0
@@ -494,12 +538,12 @@ class SQP:
         ``data``: the gaps (``-lba`` of the gap rows), the held feet's rows (``lba > 0``:
         ``h < 0``; the others' ``lba`` is ``-INF``), ``x_0``'s distance from the measured
         state, the torque and state limits (from knot 1)."""
-        lba, dx0 = data[3].full().ravel(), data[5].full().ravel()
+        lba, dx0 = _vector(data[3]), _vector(data[5])
         lower, upper = self._limits(X, U)
         parts = np.concatenate([
             np.abs(lba[self._gap_rows]), np.maximum(0, lba[self._inequality_rows]),
             np.abs(dx0), np.maximum(0, lower), np.maximum(0, -upper)])
-        return float(data[-1]), float(parts.sum()), float(parts.max(initial=0.0))
+        return _vector(data[6])[0], float(parts.sum()), float(parts.max(initial=0.0))
 
     def _failed(self, why: str, warn: bool):
         self.status = why
@@ -567,6 +611,18 @@ class _Filter:
                                 cost - self.gamma_cost * theta))
             return True
         return False
+
+
+def _vector(value) -> np.ndarray:
+    """A DM or an array as a flat array."""
+    return value.full().ravel() if isinstance(value, ca.DM) else np.ravel(value)
+
+
+def _finite(value) -> bool:
+    """Whether a DM or an array (None: absent) holds finite numbers only."""
+    if value is None:
+        return True
+    return value.is_regular() if isinstance(value, ca.DM) else bool(np.all(np.isfinite(value)))
 
 
 def _compiled(function: ca.Function, report: Progress) -> ca.Function:
