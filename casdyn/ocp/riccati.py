@@ -12,7 +12,8 @@ with ``w_k = [dx_k; du_k]``. Backward, from ``V_N = H_N`` and ``v_N = g_N``: the
 v_{k+1})``, the feedback ``du_k = K_k dx_k + k_k`` with ``K_k = -Q_uu^-1 Q_ux`` and
 ``k_k = -Q_uu^-1 q_u``, then ``V_k = Q_xx + Q_ux^T K_k``, ``v_k = q_x + Q_ux^T k_k``.
 Forward, from ``dx_0``: the controls by the feedback and the states by the dynamics.
-Every ``Q_uu`` must be positive definite (a Gauss-Newton Hessian with a regularisation is).
+Every ``Q_uu`` must be regular (a Gauss-Newton Hessian with a regularisation is positive
+definite).
 """
 
 from __future__ import annotations
@@ -26,34 +27,34 @@ def solve(H: np.ndarray, H_N: np.ndarray, g: np.ndarray, g_N: np.ndarray, A: np.
 
     ``H``: ``(N, n + m, n + m)``, ``H_N``: ``(n, n)``, ``g``: ``(N, n + m)``, ``g_N``:
     ``(n,)``, ``A``: ``(N, n, n)``, ``B``: ``(N, n, m)``, ``d``: ``(N, n)``, ``dx0``:
-    ``(n,)``. A ``Q_uu`` that is not positive definite raises numpy's ``LinAlgError``."""
+    ``(n,)``. A singular ``Q_uu`` raises numpy's ``LinAlgError``.
+
+    The affine terms ride along as a last coordinate fixed at one (the stage's
+    ``[A B d; 0 0 1]``, the value function's ``[V v; v^T c]``): one product pair, one solve
+    and one update per stage."""
     N, n = A.shape[0], A.shape[1]
     m = B.shape[2]
-    V, v = H_N, g_N
-    K, k = np.empty((N, m, n)), np.empty((N, m))
+    s = n + m
+    M = np.zeros((N, n + 1, s + 1))
+    M[:, :n, :n], M[:, :n, n:s], M[:, :n, s], M[:, n, s] = A, B, d, 1.0
+    Q0 = np.zeros((N, s + 1, s + 1))
+    Q0[:, :s, :s], Q0[:, :s, s], Q0[:, s, :s] = H, g, g
+    x = np.r_[0:n, s]  # the state's rows and the affine one
+    u = slice(n, s)
+    V = np.zeros((n + 1, n + 1))
+    V[:n, :n], V[:n, n], V[n, :n] = H_N, g_N, g_N
+    gains = np.empty((N, m, n + 1))  # [K k]: du = K dx + k
     for i in reversed(range(N)):
-        AB = np.concatenate([A[i], B[i]], axis=1)
-        VAB = V @ AB
-        Q = H[i] + AB.T @ VAB
-        q = g[i] + AB.T @ (V @ d[i] + v)
-        L = np.linalg.cholesky(Q[n:, n:])
-        gains = _cholesky_solve(L, np.concatenate([Q[n:, :n], q[n:, None]], axis=1))
-        K[i], k[i] = -gains[:, :n], -gains[:, n]
-        V = Q[:n, :n] + Q[n:, :n].T @ K[i]
+        Q = Q0[i] + M[i].T @ (V @ M[i])
+        Q_ux = Q[u][:, x]
+        gains[i] = -np.linalg.solve(Q[u, u], Q_ux)
+        V = Q[np.ix_(x, x)] + Q_ux.T @ gains[i]
         V = 0.5 * (V + V.T)
-        v = q[:n] + Q[n:, :n].T @ k[i]
-    w = np.empty(N * (n + m) + n)
+    w = np.empty(N * s + n)
     dx = dx0
     for i in range(N):
-        du = K[i] @ dx + k[i]
-        at = i * (n + m)
-        w[at : at + n], w[at + n : at + n + m] = dx, du
+        du = gains[i, :, :n] @ dx + gains[i, :, n]
+        w[i * s : i * s + n], w[i * s + n : (i + 1) * s] = dx, du
         dx = A[i] @ dx + B[i] @ du + d[i]
-    w[N * (n + m) :] = dx
+    w[N * s :] = dx
     return w
-
-
-def _cholesky_solve(L: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``(L L^T)^-1 b`` for a lower triangular ``L``."""
-    y = np.linalg.solve(L, b)
-    return np.linalg.solve(L.T, y)

@@ -486,8 +486,7 @@ class SQP:
                               A.reshape(ndx, N, ndx).transpose(1, 0, 2),
                               B.reshape(ndx, N, nu).transpose(1, 0, 2), d.T, dx0)
         except np.linalg.LinAlgError:
-            return self._failed("the Riccati recursion met a Hessian that is not positive "
-                                "definite", warn)
+            return self._failed("the Riccati recursion met a singular Hessian", warn)
         self.qp_iterations, self.status = 1, "Riccati recursion: solved"
         if not np.all(np.isfinite(w)):
             return self._failed(f"{self.status}; the step is not finite and is not taken",
