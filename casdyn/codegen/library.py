@@ -134,13 +134,16 @@ def compile_functions(
     raise AssertionError("unreachable")
 
 
-def compile_source(text: str, name: str, symbols: list[str], *, what: str) -> list:
+def compile_source(text: str, name: str, symbols: list[str], *, what: str,
+                   native: bool = False) -> list:
     """The ``casadi.external`` Functions ``symbols`` of the hand-written C ``text`` (a
     routine's entry points, in CasADi's external calling convention), compiled as
-    ``lib<name>_<key>.so`` of the cache under the flags policy (portable: such a routine
-    may serve a graph deserialised on another machine). A missing compiler, a failed build
-    or an unusable cache is an :class:`ExportError` that starts with ``what`` (such as
-    "the distance of these shapes is computed by a C routine")."""
+    ``lib<name>_<key>.so`` of the cache under the flags policy (portable by default: such a
+    routine may serve a graph deserialised on another machine; ``native``: for this
+    processor, where the compiler takes :data:`build.NATIVE_FLAG`, for a routine only this
+    process calls). A missing compiler, a failed build or an unusable cache is an
+    :class:`ExportError` that starts with ``what`` (such as "the distance of these shapes
+    is computed by a C routine")."""
     try:
         cc = build.find_compiler()
         cache = store.folder()
@@ -149,7 +152,8 @@ def compile_source(text: str, name: str, symbols: list[str], *, what: str) -> li
     with _scratch(cache) as scratch:
         (scratch / f"{name}.c").write_text(text)
         library = store.library_path(scratch, name).name
-        plan = build.commands(cc, [source.CFile(name, 0, 0)], library)
+        plan = build.commands(cc, [source.CFile(name, 0, 0)], library,
+                              extra=build.native_flags(cc) if native else ())
         path = store.library_path(cache, f"{name}_{store.key([text], [plan[0][0]])}")
 
         def make() -> Path:

@@ -245,6 +245,9 @@ class SQP:
                 functions = [job.result() for job in compiling]
         self._functions = functions
         self._glue(functions[:-1], functions[-1])
+        # with C, the Riccati recursion of a problem without inequalities is compiled too
+        self._riccati_c = NumericEvaluator(riccati.compiled(self.N, self.ndx, self.nu)) \
+            if compile and self._riccati else None
 
     def _glue(self, linear, end_linear):
         """The horizon's QP data from the stage Functions (CasADi's VM: a few matrix copies
@@ -482,11 +485,20 @@ class SQP:
         Hs, HN, gs, gN, A, B, d = data[7:]
         dx0 = data[5].ravel()
         try:
-            w = riccati.solve(Hs.reshape(s, N, s).transpose(1, 0, 2), HN, gs.T, gN.ravel(),
-                              A.reshape(ndx, N, ndx).transpose(1, 0, 2),
-                              B.reshape(ndx, N, nu).transpose(1, 0, 2), d.T, dx0)
-        except np.linalg.LinAlgError:
-            return self._failed("the Riccati recursion met a singular Hessian", warn)
+            if self._riccati_c is not None:  # the compiled recursion: the blocks as they are
+                for view, value in zip(self._riccati_c.input_views,
+                                       (Hs, HN, gs, gN, A, B, d, dx0), strict=True):
+                    view[...] = value.reshape(view.shape)
+                w = self._riccati_c.evaluate().ravel()
+                if self._riccati_c.failed:
+                    raise np.linalg.LinAlgError("Q_uu is not positive definite")
+            else:
+                w = riccati.solve(Hs.reshape(s, N, s).transpose(1, 0, 2), HN, gs.T,
+                                  gN.ravel(), A.reshape(ndx, N, ndx).transpose(1, 0, 2),
+                                  B.reshape(ndx, N, nu).transpose(1, 0, 2), d.T, dx0)
+        except (np.linalg.LinAlgError, RuntimeError):
+            return self._failed("the Riccati recursion met a singular or indefinite "
+                                "Hessian", warn)
         self.qp_iterations, self.status = 1, "Riccati recursion: solved"
         if not np.all(np.isfinite(w)):
             return self._failed(f"{self.status}; the step is not finite and is not taken",

@@ -73,6 +73,12 @@ class NumericEvaluator:
         """Bytes held in this evaluator's input and output arrays."""
         return self._inputs.nbytes * 2 + sum(out[0].nbytes for out in self._outputs)
 
+    @property
+    def failed(self) -> bool:
+        """Whether the last evaluation returned a failure (a routine's nonzero return code;
+        CasADi's own call would raise)."""
+        return self._buffer.ret() != 0
+
     def inputs_finite(self) -> bool:
         """True if every input is finite; False may also mean a sum that overflowed."""
         return math.isfinite(self._sum())
