@@ -371,6 +371,8 @@ def test_sqp_refuses_bad_calls(arm):
     other, _, _ = arm_problem(arm, N=3)
     with raises("iterate: parameters must come from this problem's parameters()"):
         sqp.iterate(x0, other.parameters())
+    with pytest.raises(InputError, match="cost_tol"):
+        sqp.solve(x0, parameters, cost_tol=-1.0)
 
 
 def test_a_diverged_plan_is_reported_and_kept(arm):

@@ -375,16 +375,19 @@ class SQP:
         return True
 
     def solve(self, x0, parameters: Parameters, *, max_iter: int = 200,
-              tol: float = 1e-7) -> Result:
+              tol: float = 1e-7, cost_tol: float = 1e-11) -> Result:
         """Iterate from the current plan (:meth:`hold` ``x0`` first where there is none)
-        until the QP's step (its largest entry) and the constraint violation are below
-        ``tol``, each step shortened by a filter line search; at most ``max_iter`` QPs.
-        Gauss-Newton steps converge linearly, at a rate set by the residuals left at the
-        optimum (small residuals: a few iterations).
+        until the constraint violation is below ``tol`` and either the QP's step (its largest
+        entry) is below ``tol`` or the cost's derivative along it is below ``cost_tol``
+        relative to the cost (the step would change the cost by less: stationary, as
+        Crocoddyl stops on its expected improvement), each step shortened by a filter line
+        search; at most ``max_iter`` QPs. Gauss-Newton steps converge linearly, at a rate
+        set by the residuals left at the optimum (small residuals: a few iterations).
         A result that did not converge warns (:class:`casdyn.ConvergenceWarning`)."""
         if self.X is None:
             self.hold(x0)
         tol = number("tol", tol, positive=True)
+        cost_tol = number("cost_tol", cost_tol)
         args = self._arguments("solve", x0, parameters)
         # each trial point is linearised: where it is taken, that is the next QP's data
         data = self._data(self.X, self.U, args)
@@ -398,9 +401,11 @@ class SQP:
                 break
             w, slope = step
             full_step = float(np.max(np.abs(w.full()))) if w.numel() else 0.0
-            if full_step <= tol and worst <= tol:
-                # the QP's step vanishes at a feasible plan: a KKT point (a line search
-                # there would only compare costs that differ by rounding)
+            if worst <= tol and (full_step <= tol or
+                                 -slope <= cost_tol * max(1.0, abs(cost))):
+                # the QP's step vanishes at a feasible plan, or changes its cost by less
+                # than cost_tol: a KKT point (a line search there would only compare costs
+                # that differ by rounding)
                 converged, message = True, f"converged in {iterations} iterations"
                 break
             alpha = 1.0
@@ -449,7 +454,9 @@ class SQP:
         for view, value in zip(self._lq_data.input_views, (X, U, *args, self._lam),
                                strict=True):
             view[...] = value.reshape(view.shape) if np.ndim(value) else value
-        g, lba, dx0, cost, *blocks = self._lq_data.evaluate()
+        # copies in the buffers' own (column-major) layout: the C recursion's inputs
+        g, lba, dx0, cost, *blocks = (v.copy(order="K")
+                                      for v in self._lq_data.evaluate_dense())
         return [None, g, None, lba, None, dx0, cost, *blocks]
 
     def _qp(self, data, *, warn: bool = True, hpipm: bool = False):
