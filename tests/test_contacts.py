@@ -123,7 +123,9 @@ def test_momentum_changes_by_the_contact_wrenches_and_gravity():
     assert_close(rate, total)
 
 
-def test_contact_dynamics_agrees_with_pinocchio_constraint_dynamics():
+def _solo_on_four_feet():
+    """solo12, its Pinocchio reference, and Pinocchio's point constraints at its four feet
+    (world-aligned, as casdyn's forces), initialised for ``constraintDynamics``."""
     robot = casdyn.load_robot("solo12", floating_base=True)
     reference = Reference(casdyn.robot_urdf("solo12"), robot.joint_names, robot.body_names,
                           floating_base=True)
@@ -136,6 +138,12 @@ def test_contact_dynamics_agrees_with_pinocchio_constraint_dynamics():
             pin.LOCAL_WORLD_ALIGNED))
     datas = [c.createData() for c in constraints]
     pin.initConstraintDynamics(model, data, constraints, datas)
+    return robot, reference, constraints, datas
+
+
+def test_contact_dynamics_agrees_with_pinocchio_constraint_dynamics():
+    robot, reference, constraints, datas = _solo_on_four_feet()
+    model, data = reference.model, reference.data
     q, qd, tau, _ = random_state(robot, 15)
     ddq = pin.constraintDynamics(model, data, reference.q(q), reference.v(qd), reference.v(tau),
                                  constraints, datas, pin.ProximalSettings(1e-14, 0.0, 1))
@@ -173,18 +181,8 @@ def test_contact_dynamics_derivatives_agree_with_ad_of_contact_dynamics(contact_
 def test_contact_dynamics_derivatives_agree_with_pinocchio():
     """Against ``pinocchio.computeConstraintDynamicsDerivatives`` (solo12 on four feet):
     Pinocchio's tangent space and velocities map to casdyn's by the same permutation."""
-    robot = casdyn.load_robot("solo12", floating_base=True)
-    reference = Reference(casdyn.robot_urdf("solo12"), robot.joint_names, robot.body_names,
-                          floating_base=True)
+    robot, reference, constraints, datas = _solo_on_four_feet()
     model, data = reference.model, reference.data
-    constraints = []
-    for contact in SOLO_FEET:
-        frame = model.frames[model.getFrameId(contact.body)]
-        constraints.append(pin.RigidConstraintModel(
-            pin.ContactType.CONTACT_3D, model, frame.parentJoint, frame.placement,
-            pin.LOCAL_WORLD_ALIGNED))
-    datas = [c.createData() for c in constraints]
-    pin.initConstraintDynamics(model, data, constraints, datas)
     q, qd, tau, _ = random_state(robot, 17)
     pin.constraintDynamics(model, data, reference.q(q), reference.v(qd), reference.v(tau),
                            constraints, datas, pin.ProximalSettings(1e-14, 0.0, 1))
