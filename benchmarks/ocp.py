@@ -34,7 +34,9 @@ Reported:
 
 Then Crocoddyl's own gait problems (:mod:`ocp_gaits`: ANYmal walking, trotting, pacing,
 bounding and jumping from ``crocoddyl.utils.quadruped``, as its
-examples/quadrupedal_gaits_fwddyn.py builds them, with impulse knots at touchdown), each
+examples/quadrupedal_gaits_fwddyn.py builds them, and TALOS walking and jumping from
+``crocoddyl.utils.biped`` as examples/bipedal_gaits_fwddyn.py does, with impulse knots at
+touchdown), each
 solved by Crocoddyl's FDDP (the example's settings) and by casdyn's SQP on the same problem
 written with ``casdyn.ocp`` (read off the generator's models, cost by cost): cold solves
 from the example's initial guess (iterations, time, both final costs by casdyn's function
@@ -46,6 +48,8 @@ each solver warm-started from its previous plan shifted by one knot, one iterati
 Needs crocoddyl 3.2.1 with pin 4.0.0 (its wheel fails with pin 4.1) and example-robot-data:
   pip install 'casdyn[ocp-bench]'   then
   python benchmarks/ocp.py [--json] [--steps N] [--gaits walking,jumping|none] [--quick]
+  (gait names: ocp_gaits.GAITS, e.g. "talos walking,talos jumping"; only the gaits:
+  python benchmarks/ocp_gaits.py --gaits ...)
 """
 
 from __future__ import annotations

@@ -1,22 +1,26 @@
 """Crocoddyl's own gait problems (``crocoddyl.utils.quadruped``'s generator, as its
 ``examples/quadrupedal_gaits_fwddyn.py`` uses it: ANYmal from example-robot-data walking,
-trotting, pacing, bounding and jumping) solved by Crocoddyl's FDDP and, the same problems
-written with ``casdyn.ocp``, by casdyn's SQP; one process, one thread each.
+trotting, pacing, bounding and jumping; ``crocoddyl.utils.biped``'s, as
+``examples/bipedal_gaits_fwddyn.py`` uses it: TALOS's legs walking and jumping,
+:mod:`ocp_gaits_biped`) solved by Crocoddyl's FDDP and, the same problems written with
+``casdyn.ocp``, by casdyn's SQP; one process, one thread each.
 
-Crocoddyl's side is the generator's ``ShootingProblem`` itself, solved as the example
-solves it (``SolverFDDP``, from ``xs = [x0] * (T + 1)`` and ``problem.quasiStatic``, at most
-100 iterations, ``is_feasible=False``). casdyn's side is read off that problem knot by knot
-(:func:`knot_terms`): its contacts (``ContactModel3D``, damping gains ``[0, 50]``: casdyn's
-``damping=50``), its impulse knots (:class:`casdyn.ocp.Impulse`), and each cost with its
-reference and weight — state regularisation (weighted quadratic), torques, centre of mass,
-swing-foot positions, friction cones and state bounds (quadratic barriers:
-:class:`casdyn.ocp.Barrier` of :class:`casdyn.ocp.ContactForce` mapped by the cone's matrix,
-and of the state), running weights times ``dt`` as Crocoddyl's Euler integrator takes them,
-the impulse and terminal knots' not. casdyn's problem has no other constraint (no friction
-rows, torque or joint limits: FDDP has none). Where a cost term has no casdyn counterpart
-the translation raises, so a problem that reaches the solvers is the same problem; each
-trajectory's cost is evaluated by casdyn's function and by Crocoddyl's ``problem.calc``
-(they must agree) and reported.
+Crocoddyl's side is the generator's ``ShootingProblem`` itself, solved as the example solves
+it (``SolverFDDP``, from ``xs = [x0] * (T + 1)`` and ``problem.quasiStatic``, at most 100
+iterations, ``is_feasible=False``). casdyn's side is read off that problem knot by knot
+(:func:`knot_terms`): its contacts (ANYmal's ``ContactModel3D``, damping gains ``[0, 50]``:
+casdyn's ``damping=50``; TALOS's ``ContactModel6D``, ``LOCAL_WORLD_ALIGNED``, ``[0, 30]``:
+casdyn's ``contact="6d"``), its impulse knots (:class:`casdyn.ocp.Impulse`), and each cost
+with its reference and weight — state regularisation (weighted quadratic), torques, centre
+of mass, swing-foot positions (ANYmal) or placements (TALOS:
+:class:`casdyn.ocp.FramePlacement`), friction or wrench cones and state bounds (quadratic
+barriers: :class:`casdyn.ocp.Barrier` of :class:`casdyn.ocp.ContactForce` mapped by the
+cone's matrix, :func:`cone_matrix`, and of the state), running weights times ``dt`` as
+Crocoddyl's Euler integrator takes them, the impulse and terminal knots' not. casdyn's
+problem has no other constraint (no friction rows, torque or joint limits: FDDP has none).
+Where a cost term has no casdyn counterpart the translation raises, so a problem that
+reaches the solvers is the same problem; each trajectory's cost is evaluated by casdyn's
+function and by Crocoddyl's ``problem.calc`` (they must agree) and reported.
 
 The impulse knots have no control in Crocoddyl; casdyn's ``u`` there has no effect and a
 torque residual of weight :data:`IMPULSE_CONTROL_WEIGHT` keeps it at zero (no cost at the
@@ -51,18 +55,22 @@ from casdyn.ocp import (
     StateResidual,
 )
 
-FEET = ("LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT")
 # the example's phases (crocoddyl examples/quadrupedal_gaits_fwddyn.py): generator method,
 # then (stepLength, stepHeight, timeStep, stepKnots, supportKnots) or (jumpHeight,
 # jumpLength, timeStep, groundKnots, flyingKnots)
-GAITS = {
+ANYMAL_GAITS = {
     "walking": ("createWalkingProblem", (0.25, 0.15, 1e-2, 25, 2)),
     "trotting": ("createTrottingProblem", (0.15, 0.1, 1e-2, 25, 2)),
     "pacing": ("createPacingProblem", (0.15, 0.1, 1e-2, 25, 5)),
     "bounding": ("createBoundingProblem", (0.15, 0.1, 1e-2, 25, 5)),
     "jumping": ("createJumpingProblem", (0.15, (0.0, 0.3, 0.0), 1e-2, 10, 20)),
 }
-DAMPING = 50.0  # the generator's ContactModel3D gains [0, 50]
+# the biped example's (crocoddyl examples/bipedal_gaits_fwddyn.py), each from standing
+TALOS_GAITS = {
+    "talos walking": ("createWalkingProblem", (0.6, 0.1, 0.03, 15, 4)),
+    "talos jumping": ("createJumpingProblem", (0.1, (0.0, 0.3, 0.0), 0.03, 9, 6)),
+}
+GAITS = {**ANYMAL_GAITS, **TALOS_GAITS}  # the names --gaits takes
 MU = 0.7
 IMPULSE_CONTROL_WEIGHT = 1e-3
 # Crocoddyl writes "no bound" as the largest double
@@ -73,7 +81,7 @@ UNBOUNDED = 1e300
 class Conventions:
     """Pinocchio's state, tangent and torque order -> casdyn's: the quaternion's w last ->
     first, the base twist linear first -> angular first, and the joints in each one's
-    order (Pinocchio's ANYmal: LF, LH, RF, RH; casdyn's URDF order: LF, RF, LH, RH)."""
+    order (e.g. Pinocchio's ANYmal: LF, LH, RF, RH; casdyn's URDF order: LF, RF, LH, RH)."""
 
     def __init__(self, pin_model, robot):
         names = [j.name for j in robot.model.coordinate_joints[1:]]
@@ -133,7 +141,8 @@ def _activation_weights(cost, size: int) -> np.ndarray:
 
 def _term(name: str, cost, frames, conventions: Conventions):
     """``(label, reference, unscaled weights)`` of one Crocoddyl cost (the activation's
-    weights; the barrier's bounds are read by :func:`bounds`)."""
+    weights; the barrier's bounds are read by :func:`bounds`). A frame placement's
+    reference: its translation, then its rotation row by row (:class:`FramePlacement`'s)."""
     import crocoddyl
 
     residual = cost.residual
@@ -143,7 +152,9 @@ def _term(name: str, cost, frames, conventions: Conventions):
         label = "state_bounds" if barrier else "state"
         return label, conventions.x_from_pin(np.asarray(residual.reference)), \
             conventions.tangent_from_pin(w)
-    if barrier and not isinstance(residual, crocoddyl.ResidualModelContactFrictionCone):
+    cones = (crocoddyl.ResidualModelContactFrictionCone,
+             crocoddyl.ResidualModelContactWrenchCone)
+    if barrier and not isinstance(residual, cones):
         raise NotImplementedError(f"{name}: no casdyn barrier of {type(residual).__name__}")
     if isinstance(residual, crocoddyl.ResidualModelControl):
         return "control", conventions.u_from_pin(np.asarray(residual.reference)), \
@@ -152,18 +163,23 @@ def _term(name: str, cost, frames, conventions: Conventions):
         return "com", np.asarray(residual.reference), w
     if isinstance(residual, crocoddyl.ResidualModelFrameTranslation):
         return f"foot:{frames[residual.id].name}", np.asarray(residual.reference), w
-    if isinstance(residual, crocoddyl.ResidualModelContactFrictionCone):
+    if isinstance(residual, crocoddyl.ResidualModelFramePlacement):
+        placement = residual.reference
+        return f"placement:{frames[residual.id].name}", \
+            np.r_[placement.translation, placement.rotation.ravel()], w
+    if isinstance(residual, cones):
         return f"cone:{frames[residual.id].name}", np.zeros(len(w)), w
     raise NotImplementedError(f"{name}: no casdyn counterpart of {type(residual).__name__}")
 
 
-def knot_terms(model, conventions: Conventions, frames, *, terminal: bool = False) -> Knot:
-    """The casdyn terms of one Crocoddyl action model: an ``IntegratedActionModelEuler`` of
-    contact forward dynamics (running: weights times ``dt``; ``terminal``: as Crocoddyl's
-    ``calc(x)``, unscaled and without the terms that read ``u`` or the forces) or an
-    ``ActionModelImpulseFwdDynamics`` (unscaled)."""
+def knot_terms(model, legged: Legged, *, terminal: bool = False) -> Knot:
+    """The casdyn terms of one Crocoddyl action model of ``legged``'s problems: an
+    ``IntegratedActionModelEuler`` of contact forward dynamics (running: weights times
+    ``dt``; ``terminal``: as Crocoddyl's ``calc(x)``, unscaled and without the terms that
+    read ``u`` or the forces) or an ``ActionModelImpulseFwdDynamics`` (unscaled)."""
     import crocoddyl
 
+    conventions, frames = legged.conventions, legged.pin_model.frames
     impulse = isinstance(model, crocoddyl.ActionModelImpulseFwdDynamics)
     if impulse:
         held = {name.removesuffix("_impulse") for name in model.impulses.impulses.todict()}
@@ -174,8 +190,7 @@ def knot_terms(model, conventions: Conventions, frames, *, terminal: bool = Fals
         contacts = model.differential.contacts.contacts.todict()
         held = {name.removesuffix("_contact") for name in contacts}
         for contact in contacts.values():
-            if not np.allclose(contact.contact.gains, [0.0, DAMPING]):
-                raise NotImplementedError(f"contact gains {contact.contact.gains}")
+            legged.check_contact(contact.contact)
         costs = model.differential.costs.costs.todict()
         scale = 1.0 if terminal else model.dt
     terms = {}
@@ -188,13 +203,21 @@ def knot_terms(model, conventions: Conventions, frames, *, terminal: bool = Fals
     if impulse and not terminal:
         terms["control"] = (np.zeros(len(conventions.joints)),
                             np.full(len(conventions.joints), IMPULSE_CONTROL_WEIGHT))
-    return Knot(tuple(foot in held for foot in FEET), impulse, terms)
+    return Knot(tuple(foot in held for foot in legged.feet), impulse, terms)
 
 
-def bounds(problem, conventions: Conventions):
-    """``(state lower, state upper, cone matrix, cone lower, cone upper)`` of the problem's
-    barriers (casdyn's order; ``inf`` for Crocoddyl's largest double), the same at every
-    knot (else NotImplementedError)."""
+def cone_matrix(A: np.ndarray) -> np.ndarray:
+    """Crocoddyl's cone matrix in casdyn's force order: a friction cone's (on the force,
+    world axes) as it is; a wrench cone's (on ``[f; tau]`` about the foot's origin, in the
+    axes of a ``LOCAL_WORLD_ALIGNED`` contact: the world's) with its columns permuted to act
+    on casdyn's wrench ``[n; f]`` (the same axes and point)."""
+    return A if A.shape[1] == 3 else A[:, [3, 4, 5, 0, 1, 2]]
+
+
+def bounds(problem, conventions: Conventions) -> dict:
+    """The problem's barriers: ``"state"``: ``(lower, upper)``, ``"cone"``: ``(matrix,
+    lower, upper)`` (casdyn's order; ``inf`` for Crocoddyl's largest double), where it has
+    them, each the same at every knot (else NotImplementedError)."""
     found = {}
     for model in problem.runningModels:
         if not hasattr(model, "differential"):
@@ -209,7 +232,7 @@ def bounds(problem, conventions: Conventions):
             if cost.activation.bounds.beta != 1.0:
                 raise NotImplementedError("a barrier with beta != 1")
             if hasattr(cost.residual, "reference") and hasattr(cost.residual.reference, "A"):
-                value = (np.asarray(cost.residual.reference.A), lb, ub)
+                value = (cone_matrix(np.asarray(cost.residual.reference.A)), lb, ub)
                 key = "cone"
             else:
                 value = (conventions.tangent_from_pin(lb), conventions.tangent_from_pin(ub))
@@ -218,20 +241,23 @@ def bounds(problem, conventions: Conventions):
                                         for a, b in zip(found[key], value, strict=True)):
                 raise NotImplementedError(f"{key} barriers that differ between knots")
             found[key] = value
-    return (*found["state"], *found["cone"])
+    return found
 
 
 # -- casdyn's problem ----------------------------------------------------------------------------
-def residuals(state_lower, state_upper, cone, cone_lower, cone_upper):
-    """casdyn's stage and terminal residuals of the quadruped gaits, every weight 0 until
-    the knots set theirs."""
-    feet = [FramePosition(f, weight=0.0, name=f"foot:{f}") for f in FEET]
-    state_bounds = Barrier(StateResidual(), state_lower, state_upper, weight=0.0,
-                           name="state_bounds")
+def residuals(legged: Legged, barriers: dict):
+    """casdyn's stage and terminal residuals of ``legged``'s gaits, every weight 0 until
+    the knots set theirs: the feet's :attr:`Legged.foot_task` and the ``barriers`` of
+    :func:`bounds`."""
+    task, label = legged.foot_task
     common = [StateResidual(weight=0.0, name="state"), CenterOfMass(weight=0.0, name="com"),
-              *feet, state_bounds]
-    cones = [Barrier(ContactForce(f, matrix=cone), cone_lower, cone_upper, weight=0.0,
-                     name=f"cone:{f}") for f in FEET]
+              *(task(f, weight=0.0, name=f"{label}:{f}") for f in legged.feet)]
+    if "state" in barriers:
+        common.append(Barrier(StateResidual(), *barriers["state"], weight=0.0,
+                              name="state_bounds"))
+    cone, lower, upper = barriers["cone"]
+    cones = [Barrier(ContactForce(f, matrix=cone), lower, upper, weight=0.0,
+                     name=f"cone:{f}") for f in legged.feet]
     return [*common, ControlResidual(weight=0.0, name="control"), *cones], common
 
 
@@ -254,45 +280,75 @@ class Gait:
         return self.knots[start : start + length], self.ends[start + length]
 
 
-class Quadruped:
-    """ANYmal on both sides, and casdyn's problems of ``N`` knots with every mode of
-    ``gaits`` (one compiled library for them all)."""
+class Legged:
+    """A robot of Crocoddyl's gait generators on both sides: Pinocchio's ``pin_model`` (the
+    generator's), casdyn's ``robot`` (the same bodies, inertias and joints), their
+    :class:`Conventions`, the standing state ``x0_pin``; and casdyn's problems of ``N`` knots
+    with every mode of the gaits (one compiled library for them all). A subclass names its
+    ``gaits`` (as :data:`GAITS`), ``feet``, contact kind and gains, and foot task (a
+    residual class and its label) and builds its ``generator``."""
 
-    def __init__(self):
-        import example_robot_data
-        from crocoddyl.utils.quadruped import SimpleQuadrupedalGaitProblem
+    gaits: dict
+    feet: tuple[str, ...]
+    prefix: str  # the robot's name in the rows
+    contact = "point"
+    gains = (0.0, 50.0)  # the generator's contact gains: casdyn's damping is the second
+    foot_task = (FramePosition, "foot")
 
-        self.anymal = example_robot_data.load("anymal")
-        self.pin_model = self.anymal.model
-        self.generator = SimpleQuadrupedalGaitProblem
-        self.robot = casdyn.load_urdf(self.anymal.urdf, floating_base=True)
-        self.conventions = Conventions(self.pin_model, self.robot)
-        q0 = self.pin_model.referenceConfigurations["standing"]
-        self.x0_pin = np.r_[q0, np.zeros(self.pin_model.nv)]
+    def __init__(self, pin_model, robot, x0_pin: np.ndarray):
+        self.pin_model, self.robot, self.x0_pin = pin_model, robot, x0_pin
+        self.conventions = Conventions(pin_model, robot)
+        self.dt = next(iter(self.gaits.values()))[1][2]
+
+    def generator(self):  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def check_contact(self, contact) -> None:
+        """Refuse a Crocoddyl contact that casdyn's model is not (NotImplementedError)."""
+        if not np.allclose(contact.gains, self.gains):
+            raise NotImplementedError(f"contact gains {contact.gains}")
 
     def gait(self, name: str) -> Gait:
         """The example's phase ``name`` from standing (a fresh generator: the first step of
-        walking, trotting and pacing is the example's half step)."""
-        method, arguments = GAITS[name]
-        generator = self.generator(self.pin_model, "LF_FOOT", "RF_FOOT", "LH_FOOT",
-                                   "RH_FOOT")
+        a walk is the example's half step)."""
+        method, arguments = self.gaits[name]
         arguments = [list(a) if isinstance(a, tuple) else a for a in arguments]  # mutated
-        problem = getattr(generator, method)(self.x0_pin.copy(), *arguments)
+        problem = getattr(self.generator(), method)(self.x0_pin.copy(), *arguments)
         problem.nthreads = 1
-        frames, c = self.pin_model.frames, self.conventions
         models = [*problem.runningModels, problem.terminalModel]
-        knots = [knot_terms(m, c, frames) for m in models[:-1]]
-        ends = [knot_terms(m, c, frames, terminal=True) for m in models]
+        knots = [knot_terms(m, self) for m in models[:-1]]
+        ends = [knot_terms(m, self, terminal=True) for m in models]
         xs = [self.x0_pin.copy()] * (problem.T + 1)
         us = list(problem.quasiStatic([self.x0_pin.copy()] * problem.T))
-        return Gait(name, problem, xs, us, knots, ends, c.x_from_pin(self.x0_pin))
+        return Gait(name, problem, xs, us, knots, ends, self.conventions.x_from_pin(self.x0_pin))
 
-    def problem(self, N: int, modes, barriers) -> Problem:
-        model = ContactModel(self.robot, FEET, dt=GAITS["walking"][1][2], damping=DAMPING,
-                             mu=MU)
-        stage, terminal = residuals(*barriers)
+    def problem(self, N: int, modes, barriers: dict) -> Problem:
+        model = ContactModel(self.robot, self.feet, dt=self.dt, damping=self.gains[1], mu=MU,
+                             contact=self.contact)
+        stage, terminal = residuals(self, barriers)
         return Problem(model, N, stage, terminal, modes=modes, friction=None,
                        effort_limit=np.inf, velocity_limit=np.inf, position_limits=None)
+
+
+class Quadruped(Legged):
+    """ANYmal, as ``crocoddyl.utils.quadruped``'s generator builds its problems."""
+
+    gaits = ANYMAL_GAITS
+    feet = ("LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT")
+    prefix = "anymal"
+
+    def __init__(self):
+        import example_robot_data
+
+        anymal = example_robot_data.load("anymal")
+        q0 = anymal.model.referenceConfigurations["standing"]
+        super().__init__(anymal.model, casdyn.load_urdf(anymal.urdf, floating_base=True),
+                         np.r_[q0, np.zeros(anymal.model.nv)])
+
+    def generator(self):
+        from crocoddyl.utils.quadruped import SimpleQuadrupedalGaitProblem
+
+        return SimpleQuadrupedalGaitProblem(self.pin_model, *self.feet)
 
 
 def modes_of(gaits: list[Gait]) -> list:
@@ -395,7 +451,7 @@ def shifted_guess(gait: Gait, start: int, length: int, x, xs, us):
     return [x, *xs[2:], xs[-1]], [*us[1:], tail]
 
 
-def warm_mpc(quadruped: Quadruped, gait: Gait, modes, barriers, casdyn_cold: Solved,
+def warm_mpc(legged: Legged, gait: Gait, modes, barriers, casdyn_cold: Solved,
              croc_cold: Solved, steps: int) -> dict:
     """``steps`` solves of the window of ``T - steps`` knots starting at knot i = 1 ..
     steps, each warm-started from the solver's previous plan shifted by one knot (both from
@@ -404,7 +460,7 @@ def warm_mpc(quadruped: Quadruped, gait: Gait, modes, barriers, casdyn_cold: Sol
     import crocoddyl
 
     length = gait.problem.T - steps
-    problem = quadruped.problem(length, modes, barriers)
+    problem = legged.problem(length, modes, barriers)
     sqp = SQP(problem)  # (the same library as the cold solve's: cached)
     sqp.initialize(casdyn_cold.X[:, : length + 1], casdyn_cold.U[:, :length])
     xs, us = (list(p) for p in croc_cold.plan)
@@ -435,27 +491,46 @@ def warm_mpc(quadruped: Quadruped, gait: Gait, modes, barriers, casdyn_cold: Sol
 
 
 # -- the comparison ------------------------------------------------------------------------------
+def robot_kinds() -> tuple[type[Legged], ...]:
+    from ocp_gaits_biped import Biped
+
+    return Quadruped, Biped
+
+
 def compare(names, *, repeats: int, steps: int, compile: bool = True) -> list[dict]:
-    """Each gait of ``names``: cold solves (fastest of ``repeats``), the costs of both
-    plans by casdyn's function and by Crocoddyl's, and the warm MPC (``steps`` solves; none
-    where 0). One line per gait printed; returns the rows of ``--json``'s ``problems``."""
+    """Each gait of ``names`` (of :data:`GAITS`): cold solves (fastest of ``repeats``), the
+    costs of both plans by casdyn's function and by Crocoddyl's, and the warm MPC (``steps``
+    solves; none where 0). One line per gait printed; returns the rows of ``--json``'s
+    ``problems``."""
+    rows = []
+    for kind in robot_kinds():
+        if any(name in kind.gaits for name in names):
+            rows += compare_robot(kind(), [n for n in kind.gaits if n in names],
+                                  repeats=repeats, steps=steps, compile=compile)
+    return rows
+
+
+def compare_robot(legged: Legged, names, *, repeats: int, steps: int,
+                  compile: bool) -> list[dict]:
+    """:func:`compare` of one robot's gaits ``names``."""
     from ocp import tracking_cost
 
-    quadruped = Quadruped()
-    gaits = [quadruped.gait(name) for name in GAITS]  # every gait's modes: one library
+    gaits = [legged.gait(name) for name in legged.gaits]  # every gait's modes: one library
     modes = modes_of(gaits)
-    barriers = bounds(gaits[0].problem, quadruped.conventions)
-    c = quadruped.conventions
+    barriers = bounds(gaits[0].problem, legged.conventions)
+    c = legged.conventions
     rows = []
     for gait in (g for g in gaits if g.name in names):
-        problem = quadruped.problem(gait.problem.T, modes, barriers)
+        problem = legged.problem(gait.problem.T, modes, barriers)
         parameters = parameters_of(problem, modes, gait.knots, gait.ends[-1])
         sqp = SQP(problem, compile=compile)
         mine = cold_sqp(sqp, gait, parameters, c, repeats)
         theirs = cold_fddp(gait, c, repeats)
         costs = [tracking_cost(problem, parameters, s.X, s.U) for s in (mine, theirs)]
         own = [crocoddyl_cost(gait.problem, c, s.X, s.U) for s in (mine, theirs)]
-        row = {"name": f"anymal {gait.name}", "knots": gait.problem.T,
+        name = gait.name if gait.name.startswith(legged.prefix) else \
+            f"{legged.prefix} {gait.name}"
+        row = {"name": name, "knots": gait.problem.T,
                "casdyn_cold_ms": mine.ms, "crocoddyl_cold_ms": theirs.ms,
                "cold_ratio": mine.ms / theirs.ms, "casdyn_iterations": mine.iterations,
                "crocoddyl_iterations": theirs.iterations, "casdyn_converged": mine.converged,
@@ -464,7 +539,7 @@ def compare(names, *, repeats: int, steps: int, compile: bool = True) -> list[di
                "cost_relative_difference": (costs[0] - costs[1]) / costs[1],
                "casdyn_cost_by_crocoddyl": own[0], "crocoddyl_cost_by_crocoddyl": own[1]}
         if steps:
-            warm = warm_mpc(quadruped, gait, modes, barriers, mine, theirs, steps)
+            warm = warm_mpc(legged, gait, modes, barriers, mine, theirs, steps)
             row.update(casdyn_ms=warm["casdyn"], crocoddyl_ms=warm["crocoddyl"],
                        ratio=warm["ratio"])
         print_row(row)
@@ -485,3 +560,30 @@ def print_row(row: dict) -> None:
     if "ratio" in row:
         print(f"  {'':17s} warm MPC (median, one iteration): casdyn {row['casdyn_ms']:.2f} ms, "
               f"Crocoddyl {row['crocoddyl_ms']:.2f} ms, ratio {row['ratio']:.2f}")
+
+
+def main(argv=None) -> None:
+    """Only the gait comparison (benchmarks/ocp.py runs it after its own)."""
+    import argparse
+    import json
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gaits", default=",".join(GAITS), help="comma-separated names")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--gait-steps", type=int, default=20)
+    parser.add_argument("--json", action="store_true", help="last line: the rows")
+    arguments = parser.parse_args(argv)
+    names = arguments.gaits.split(",")
+    unknown = [n for n in names if n not in GAITS]
+    if unknown:
+        parser.error(f"--gaits: unknown {unknown} (one of {', '.join(GAITS)})")
+    rows = compare(names, repeats=arguments.repeats, steps=arguments.gait_steps)
+    if arguments.json:
+        print(json.dumps({"problems": rows}))
+
+
+if __name__ == "__main__":
+    main()

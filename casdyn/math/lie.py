@@ -113,6 +113,31 @@ def log_quaternion(q: SX) -> SX:
     return ca.if_else(small, series, 2 * ca.atan2(s, w) / s) * u
 
 
+def log_rotation(R: SX) -> SX:
+    """The rotation vector (3 x 1, angle in [0, pi)) of the rotation matrix ``R`` (3 x 3), as
+    Pinocchio's ``log3``: ``atan2(|s|, c) / |s| s`` with ``s = vee(R - R^T) / 2`` (``sin t``
+    times the axis) and ``c = (trace R - 1) / 2`` (``cos t``). Half a turn (``s = 0``,
+    ``c = -1``) has no axis in ``s``: not for angles near pi."""
+    s = 0.5 * ca.vertcat(R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1])
+    c = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1)
+    s2 = ca.dot(s, s)
+    # atan2(|s|, c) / |s|; near s = 0 (c near 1): 1/c (1 - r^2/3 + r^4/5), r = |s|/c
+    small = s2 < 1e-8
+    norm = ca.sqrt(ca.if_else(small, 1.0, s2))
+    r2 = s2 / (c * c)
+    series = (1 - r2 / 3 + r2 * r2 / 5) / c
+    return ca.if_else(small, series, ca.atan2(norm, c) / norm) * s
+
+
+def se3_log(R: SX, p: SX) -> SX:
+    """Pinocchio's ``log6`` of the motion ``(R, p)`` (rotation 3 x 3, translation 3 x 1) in
+    Pinocchio's order, linear first: ``[V(w)^-1 p; w]`` (6 x 1) with ``w`` its
+    :func:`log_rotation`, the body twist that moves the identity to ``(R, p)`` in unit
+    time."""
+    w = log_rotation(R)
+    return ca.vertcat(ca.mtimes(left_jacobian_inverse(w), p), w)
+
+
 def left_jacobian(w: SX) -> SX:
     """``V(w) = I + (1 - cos t)/t^2 [w]x + (t - sin t)/t^3 [w]x^2``: the translation of
     ``exp([w; v]) = (exp(w), V(w) v)``."""

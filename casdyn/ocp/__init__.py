@@ -35,6 +35,7 @@ from .residuals import (
     ControlResidual,
     FootHeight,
     FrameOrientation,
+    FramePlacement,
     FramePosition,
     FrameVelocity,
     Residual,
@@ -45,6 +46,7 @@ from .transcription import Transcription
 
 __all__ = ["SQP", "Barrier", "CenterOfMass", "CentroidalMomentum", "CollisionDistance",
            "Constraint", "ContactForce", "ContactModel", "ContactOCP", "ControlResidual",
-           "FootHeight", "FrameOrientation", "FramePosition", "FrameVelocity", "Impulse",
-           "Parameters", "Problem", "Residual", "Result", "StateInequality", "StateResidual",
-           "TrackingCost", "Transcription", "compiled", "friction_cone", "friction_pyramid"]
+           "FootHeight", "FrameOrientation", "FramePlacement", "FramePosition", "FrameVelocity",
+           "Impulse", "Parameters", "Problem", "Residual", "Result", "StateInequality",
+           "StateResidual", "TrackingCost", "Transcription", "compiled", "friction_cone",
+           "friction_pyramid"]

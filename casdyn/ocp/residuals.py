@@ -14,6 +14,7 @@ residual                    rows         reference (rows)
 :class:`ControlResidual`    ``nu``       torques ``u_ref`` (``nu``)
 :class:`FramePosition`      3            the frame origin's position (3)
 :class:`FrameOrientation`   3            a rotation matrix, row by row (9)
+:class:`FramePlacement`     6            a position, then a rotation row by row (12)
 :class:`FrameVelocity`      6            the frame's ``[w; v]``, world axes (6)
 :class:`CenterOfMass`       3            the centre of mass (3)
 :class:`CentroidalMomentum` 6            ``[k_G; l]`` (6)
@@ -36,6 +37,7 @@ import casadi as ca
 import numpy as np
 
 from casdyn.errors import InputError, unknown_name
+from casdyn.math.lie import se3_log
 
 from .checks import nonnegative
 
@@ -182,6 +184,33 @@ class FrameOrientation(_FrameResidual):
         R_ref = ca.reshape(ref, 3, 3).T  # row by row
         E = ca.mtimes(R_ref.T, R)
         return 0.5 * ca.vertcat(E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1])
+
+
+@dataclass(frozen=True)
+class FramePlacement(_FrameResidual):
+    """``log6(M_ref^-1 M(q))``: the placement of body ``frame`` against ``M_ref = (R_ref,
+    p_ref)`` as Crocoddyl's ``ResidualModelFramePlacement`` (6, Pinocchio's order: the
+    linear part first, then the rotation vector, both in the frame's own axes; zero only
+    where the placements agree). Reference: ``p_ref`` (3, world) then ``R_ref`` row by row
+    (9); default the world's origin and axes. Not for a frame half a turn from ``R_ref``
+    (:func:`casdyn.math.lie.log_rotation`)."""
+
+    kind = "frame_placement"
+
+    def size(self, model) -> int:
+        return 6
+
+    def reference_size(self, model) -> int:
+        return 12
+
+    def default_reference(self, model) -> np.ndarray:
+        return np.r_[np.zeros(3), np.eye(3).ravel()]
+
+    def value(self, knot, ref):
+        T = knot.model.robot.get_transform(knot.q, self.frame)
+        R_ref = ca.reshape(ref[3:], 3, 3).T  # row by row
+        relative_p = ca.mtimes(R_ref.T, T[:3, 3] - ref[:3])
+        return se3_log(ca.mtimes(R_ref.T, T[:3, :3]), relative_p)
 
 
 @dataclass(frozen=True)
