@@ -47,6 +47,10 @@ from .functions.build_kinematics import (
     integrate,
     jacobian_time_derivative,
 )
+from .functions.build_second_order import (
+    forward_dynamics_second_derivatives,
+    inverse_dynamics_second_derivatives,
+)
 from .functions.cache import FunctionCache
 from .functions.inputs import V
 from .functions.registry import describe_functions
@@ -292,6 +296,21 @@ class RigidBodyTree(IdentificationMethods, ContactMethods, GeometryMethods, Code
         (``dqdd_dtau`` is the inverse mass matrix)."""
         return self._call(forward_dynamics_derivatives, q=q, qd=qd, tau=tau, fext=fext)
 
+    def inverse_dynamics_second_derivatives(self, q=None, qd=None, qdd=None, fext=None):
+        """``(d2tau_dq2, d2tau_dqd2, d2tau_dq_dqd, d2tau_dqdd_dq)``, each ``(nv, nv, nv)``
+        for numbers: ``[i, j, k]`` is the derivative along the ``k``-th coordinate (``q``: in
+        the tangent space) of :meth:`inverse_dynamics_derivatives`' ``[i, j]``
+        (``d2tau_dqdd_dq[i, j, k] = dM_ij/dq_k``). Symbolic arguments give the registered
+        Function's ``nv x nv^2`` matrices (column ``k nv + j`` holds ``[:, j, k]``)."""
+        return _tensors(self._call(inverse_dynamics_second_derivatives, q=q, qd=qd, qdd=qdd,
+                                   fext=fext), self.nv)
+
+    def forward_dynamics_second_derivatives(self, q=None, qd=None, tau=None, fext=None):
+        """The four tensors of :meth:`inverse_dynamics_second_derivatives` for
+        :meth:`forward_dynamics`' ``qdd``, ``tau`` in place of ``qdd``."""
+        return _tensors(self._call(forward_dynamics_second_derivatives, q=q, qd=qd, tau=tau,
+                                   fext=fext), self.nv)
+
     # --- kinematics -----------------------------------------------------------------------
     def geometric_jacobian(self, q, body: str, point=None, reference_frame: str = "base"):
         """``6 x nv`` Jacobian of ``body``'s frame origin (or of ``point``, 3, in its frame):
@@ -396,3 +415,10 @@ class RigidBodyTree(IdentificationMethods, ContactMethods, GeometryMethods, Code
 
 RigidBodyTree.function.__doc__ = (RigidBodyTree.function.__doc__ or "") + describe_functions(
     " " * 8)  # one line per Function
+
+
+def _tensors(results, nv: int):
+    """Second-order derivatives as ``(..., nv, nv, nv)`` arrays from the registered
+    Function's ``nv x nv^2`` layout (symbolic results as they are)."""
+    return tuple(np.swapaxes(r.reshape(*r.shape[:-2], nv, nv, nv), -1, -2)
+                 if isinstance(r, np.ndarray) else r for r in results)

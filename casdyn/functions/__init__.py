@@ -11,7 +11,13 @@ gives them C-friendly names.
 from __future__ import annotations
 
 # the builder modules register their Functions as they are imported, in this order
-from . import build_contacts, build_dynamics, build_kinematics, build_loops  # noqa: F401
+from . import (  # noqa: F401
+    build_contacts,
+    build_dynamics,
+    build_kinematics,
+    build_loops,
+    build_second_order,
+)
 
 # isort: split
 from . import build_geometry  # noqa: F401

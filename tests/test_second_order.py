@@ -1,0 +1,96 @@
+"""Second-order derivatives of inverse and forward dynamics (SPEC "Second-order
+derivatives"): against central differences of the first-order Functions (tangent space on a
+floating base), against CasADi's AD applied twice to inverse dynamics on a fixed base, and
+the registered Functions' layout against the methods' tensors."""
+
+from __future__ import annotations
+
+import casadi as ca
+import numpy as np
+import pytest
+from conftest import random_state
+
+import casdyn
+
+
+@pytest.fixture(scope="module", params=[("ur5e", False), ("solo12", True)],
+                ids=["ur5e", "solo12-floating"])
+def robot(request):
+    name, floating = request.param
+    return casdyn.load_robot(name, floating_base=floating)
+
+
+def differences(first, robot, q, qd, x, by: str, h: float = 1e-6) -> list[np.ndarray]:
+    """The first-order derivatives ``first(q, qd, x)`` differentiated along ``by`` by
+    central differences: one ``(nv, nv, nv)`` tensor per output, ``[i, j, k]`` along
+    coordinate ``k``."""
+    nv = robot.nv
+    tensors = None
+    for k in range(nv):
+        step = np.zeros(nv)
+        step[k] = h
+        if by == "q":
+            ahead, behind = (first(robot.integrate(q, s * step), qd, x) for s in (1, -1))
+        else:
+            ahead, behind = first(q, qd + step, x), first(q, qd - step, x)
+        if tensors is None:
+            tensors = [np.zeros((nv, nv, nv)) for _ in ahead]
+        for tensor, a, b in zip(tensors, ahead, behind, strict=True):
+            tensor[:, :, k] = (a - b) / (2 * h)
+    return tensors
+
+
+def close(got, want, relative):
+    assert np.abs(got - want).max() <= relative * max(1.0, np.abs(want).max())
+
+
+def test_inverse_dynamics_second_derivatives_match_differences(robot):
+    q, qd, qdd, _ = random_state(robot, 3)
+    d2q, d2qd, d2q_qd, dM = robot.inverse_dynamics_second_derivatives(q, qd, qdd)
+    along_q = differences(robot.inverse_dynamics_derivatives, robot, q, qd, qdd, "q")
+    along_qd = differences(robot.inverse_dynamics_derivatives, robot, q, qd, qdd, "qd")
+    close(d2q, along_q[0], 1e-6)
+    close(dM, along_q[2], 1e-6)
+    close(d2qd, along_qd[1], 1e-6)
+    close(d2q_qd, along_qd[0], 1e-6)
+
+
+def test_forward_dynamics_second_derivatives_match_differences(robot):
+    q, qd, tau, _ = random_state(robot, 4)
+    d2q, d2qd, d2q_qd, dMinv = robot.forward_dynamics_second_derivatives(q, qd, tau)
+    along_q = differences(robot.forward_dynamics_derivatives, robot, q, qd, tau, "q")
+    along_qd = differences(robot.forward_dynamics_derivatives, robot, q, qd, tau, "qd")
+    close(d2q, along_q[0], 1e-6)
+    close(dMinv, along_q[2], 1e-6)
+    close(d2qd, along_qd[1], 1e-6)
+    close(d2q_qd, along_qd[0], 1e-6)
+
+
+def test_on_a_fixed_base_they_are_ads_second_derivatives():
+    """Exact: AD of AD of inverse dynamics; the mixed partials commute."""
+    robot = casdyn.load_robot("ur5e")
+    q, qd, qdd, _ = random_state(robot, 5)
+    qs, qds = ca.SX.sym("q", robot.nv), ca.SX.sym("qd", robot.nv)
+    tau = robot.function("inverse_dynamics", fext=False)(qs, qds, qdd)
+    tensors = []
+    for a, b in ((qs, qs), (qds, qds), (qs, qds)):
+        second = ca.jacobian(ca.vec(ca.jacobian(tau, a)), b)
+        value = np.asarray(ca.Function("d2", [qs, qds], [second])(q, qd))
+        tensors.append(value.reshape(robot.nv, robot.nv, robot.nv, order="F"))
+    d2q, d2qd, d2q_qd, _ = robot.inverse_dynamics_second_derivatives(q, qd, qdd)
+    for got, want in zip((d2q, d2qd, d2q_qd), tensors, strict=True):
+        close(got, want, 1e-10)
+    close(d2q, d2q.transpose(0, 2, 1), 1e-10)
+
+
+def test_the_functions_layout_is_the_methods_tensors(robot):
+    q, qd, qdd, _ = random_state(robot, 6)
+    nv = robot.nv
+    f = robot.function("inverse_dynamics_second_derivatives", fext=False)
+    assert f.name_out() == ["d2tau_dq2", "d2tau_dqd2", "d2tau_dq_dqd", "d2tau_dqdd_dq"]
+    assert f.size_out(0) == (nv, nv * nv)
+    tensors = robot.inverse_dynamics_second_derivatives(q, qd, qdd)
+    for matrix, tensor in zip(f(q, qd, qdd), tensors, strict=True):
+        matrix = np.asarray(matrix)
+        for j, k in ((0, 1), (nv - 1, 2), (3, nv - 1)):
+            assert np.array_equal(matrix[:, k * nv + j], tensor[:, j, k])
