@@ -149,6 +149,10 @@ int {name}(const casadi_real **arg, casadi_real **res, casadi_int *iw, casadi_re
         casadi_real s = Q[(NX + r) * (NS + 1) + NX + c];
         for (k = 0; k < c; ++k) s -= L[r * NU + k] * L[c * NU + k];
         if (r == c) {{
+          /* a pivot that rounding alone made small or negative (Q_uu positive semidefinite
+             and large, as with weights of 1e8) is held at 1e-12 of its diagonal entry */
+          const casadi_real floor = 1e-12 * Q[(NX + r) * (NS + 1) + NX + r];
+          if (s < floor) s = floor;
           if (!(s > 0.0)) {{  /* not positive definite: no step */
             if (out) for (k = 0; k < NK * NS + NX; ++k) out[k] = NAN;
             return 1;
