@@ -15,9 +15,11 @@ import casdyn
 from casdyn.errors import ConvergenceWarning, InputError
 from casdyn.ocp import (
     SQP,
+    Barrier,
     CenterOfMass,
     CentroidalMomentum,
     CollisionDistance,
+    CollisionResidual,
     ContactForce,
     ContactModel,
     ControlResidual,
@@ -456,6 +458,26 @@ def test_each_residual_is_what_casdyn_computes(solo):
     ]
     expected = np.concatenate([np.ravel(e) for e in expected])
     assert np.allclose(r, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_collision_residual_is_casdyns_distances(arm):
+    """The distances of the arm's collision pairs and of a ball against every link, minus
+    the reference; as a Barrier, zero while every distance stays above the margin."""
+    pose = np.eye(4)
+    pose[:3, 3] = [0.6, 0.0, 0.75]
+    ball = casdyn.geometry.Obstacle("ball", casdyn.geometry.Sphere(0.05), pose)
+    model = ContactModel(arm, dt=0.05)
+    residual = CollisionResidual(obstacles=[ball])
+    problem = Problem(model, 1, [residual, Barrier(residual, lower=0.02, name="near")])
+    parameters = problem.parameters()
+    reference = np.linspace(0.0, 0.1, residual.size(model))
+    parameters.set("collision", reference=reference)
+    q = np.r_[ARM_Q[:5], 0.3]
+    _, r, _, _ = problem.stage(0)(np.r_[q, np.zeros(6)], np.zeros(6), parameters.stage[:, 0])
+    d = np.asarray(arm.collision_distances(q, obstacles=[ball])).ravel()
+    n = len(d)
+    assert np.allclose(np.asarray(r).ravel()[:n], d - reference, rtol=1e-12, atol=1e-12)
+    assert np.allclose(np.asarray(r).ravel()[n:], np.minimum(d - 0.02, 0.0), atol=1e-12)
 
 
 def test_orientation_residual_is_the_rotation_vector_to_first_order(solo):

@@ -31,6 +31,7 @@ from .residuals import (
     Barrier,
     CenterOfMass,
     CentroidalMomentum,
+    CollisionResidual,
     ContactForce,
     ControlResidual,
     FootHeight,
@@ -45,6 +46,7 @@ from .sqp import SQP, Result
 from .transcription import Transcription
 
 __all__ = ["SQP", "Barrier", "CenterOfMass", "CentroidalMomentum", "CollisionDistance",
+           "CollisionResidual",
            "Constraint", "ContactForce", "ContactModel", "ContactOCP", "ControlResidual",
            "FootHeight", "FrameOrientation", "FramePlacement", "FramePosition", "FrameVelocity",
            "Impulse", "Parameters", "Problem", "Residual", "Result", "StateInequality",

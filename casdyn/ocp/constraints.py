@@ -54,17 +54,20 @@ class CollisionDistance(Constraint):
         super().__post_init__()
         number("margin", self.margin)
 
-    def _function(self, model) -> ca.Function:
-        options = {"obstacles": tuple(self.obstacles)}
-        if self.pairs is not None:
-            options["pairs"] = tuple(tuple(p) for p in self.pairs)
-        return model.robot.function("collision_distances", **options)
-
     def size(self, model) -> int:
-        return self._function(model).size1_out(0)
+        return distances(model.robot, self.obstacles, self.pairs).size1_out(0)
 
     def value(self, model, q, v):
-        return self._function(model)(q) - self.margin
+        return distances(model.robot, self.obstacles, self.pairs)(q) - self.margin
+
+
+def distances(robot, obstacles: Sequence, pairs: Sequence | None) -> ca.Function:
+    """``robot``'s ``collision_distances`` Function for ``pairs`` (None: its collision
+    pairs) and each of ``obstacles`` against every collision geometry."""
+    options = {"obstacles": tuple(obstacles)}
+    if pairs is not None:
+        options["pairs"] = tuple(tuple(p) for p in pairs)
+    return robot.function("collision_distances", **options)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ is a friction cone as a cost, with :class:`StateResidual` joint limits as a cost
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import casadi as ca
@@ -40,6 +41,7 @@ from casdyn.errors import InputError, unknown_name
 from casdyn.math.lie import se3_log
 
 from .checks import nonnegative
+from .constraints import distances
 
 
 @dataclass(frozen=True)
@@ -314,6 +316,25 @@ class FootHeight(_FootResidual):
 
     def value(self, knot, ref):
         return knot.model.robot.get_transform(knot.q, self.foot)[2, 3] - ref
+
+
+@dataclass(frozen=True)
+class CollisionResidual(Residual):
+    """``d(q) - d_ref``: every signed distance (m) of the robot's collision geometry, as
+    :class:`casdyn.ocp.CollisionDistance` lists them (its ``pairs``, default its collision
+    pairs, then each of ``obstacles`` against every collision geometry). A cost on the
+    distances; ``Barrier(CollisionResidual(...), lower=margin)`` penalises only coming
+    closer than ``margin`` (the exact form is the constraint)."""
+
+    obstacles: Sequence = ()
+    pairs: Sequence | None = None
+    kind = "collision"
+
+    def size(self, model) -> int:
+        return distances(model.robot, self.obstacles, self.pairs).size1_out(0)
+
+    def value(self, knot, ref):
+        return distances(knot.model.robot, self.obstacles, self.pairs)(knot.q) - ref
 
 
 @dataclass(frozen=True)
