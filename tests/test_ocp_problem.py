@@ -186,18 +186,17 @@ def test_without_inequalities_a_riccati_recursion_solves_each_qp(solo):
     assert slope == pytest.approx(slope_hpipm, rel=1e-8)
     result = sqp.solve(x0, free_parameters)
     assert result.converged, result.message
-    cost, _ = ipopt_cost(free, free_parameters, x0, SQP(free, compile=False))
+    cost, _ = ipopt_cost(free, free_parameters, x0, sqp)
     assert result.cost == pytest.approx(cost, rel=1e-6)
 
 
 def test_any_bound_keeps_hpipm(solo):
     problem, _, _ = trot_problem(solo)
-    assert not SQP(problem, compile=False)._riccati
     torque_only = Problem(problem.model, problem.N, problem.costs, problem.terminal_costs,
                           modes=problem.modes, friction=None, velocity_limit=np.inf,
                           position_limits=None)
-    assert not SQP(torque_only, compile=False)._riccati
-    assert SQP(unbounded(problem), compile=False)._riccati
+    assert not problem.unbounded and not torque_only.unbounded
+    assert unbounded(problem).unbounded
 
 
 def test_torque_limits_are_exact(arm):

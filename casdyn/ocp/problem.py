@@ -278,6 +278,15 @@ class Problem:
         du[m.nv :] = upper[m.nq :, None] - X[m.nq :]
         return dl, du
 
+    @property
+    def unbounded(self) -> bool:
+        """Whether nothing bounds the problem: no friction or state-constraint rows, no
+        finite torque, position or velocity limit (its QPs are then solved by a Riccati
+        recursion, :mod:`casdyn.ocp.riccati`)."""
+        return self.n_rows == 0 and self.n_end_rows == 0 and not any(
+            np.isfinite(bound).any() for bound in (*self.control_bounds(),
+                                                   *self.state_bounds()))
+
     # -- parameters --------------------------------------------------------------------------
     def parameters(self) -> Parameters:
         """The default parameters: each residual's default reference and weights at every

@@ -96,9 +96,7 @@ class SQP:
                 for k in range(len(problem.modes))]
         self._on = np.stack(held, axis=1).astype(float)
         # nothing bounds the step: one Riccati recursion solves each QP (riccati.py)
-        self._riccati = self.ng == 0 and problem.n_end_rows == 0 and not any(
-            np.isfinite(bound).any() for bound in (*problem.control_bounds(),
-                                                   *problem.state_bounds()))
+        self._riccati = problem.unbounded
         self._build(compile, progress)
         options = {"mode": "speed", "iter_max": 50}
         options.update(hpipm or {})
