@@ -152,12 +152,16 @@ def test_the_linearisation_is_ad_of_the_stage(solo, friction):
         rows = problem.friction_rows(forces, directions)
         out = ca.vertcat(m.difference_state(x_next, x_plus), r, rows)
         J = np.asarray(ca.Function("J", [w], [ca.jacobian(out, w)])(np.zeros(w.numel())))
-        _, A, B, _, _, _, C, D, _ = (np.asarray(v) for v in sqp._functions[mode](
+        _, A, B, H, _, _, C, D, _ = (np.asarray(v) for v in sqp._functions[mode](
             x, u, x_next, p, np.zeros(len(FEET))))
         n, nr = m.ndx, r.numel()
         scale = np.abs(J).max()
         assert np.abs(np.hstack([A, B]) - J[:n]).max() <= 1e-11 * scale
         assert np.abs(np.hstack([C, D]) - J[n + nr :]).max() <= 1e-11 * scale
+        weights = np.asarray(problem.stage(mode)(x, u, p)[2]).ravel()
+        Jr = J[n : n + nr]
+        gauss_newton = Jr.T @ (weights[:, None] * Jr)
+        assert np.abs(H - gauss_newton).max() <= 1e-10 * np.abs(gauss_newton).max()
 
 
 def unbounded(problem):

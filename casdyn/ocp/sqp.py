@@ -138,7 +138,7 @@ class SQP:
                                                  [problem.directions(forces_at)])
         n, nr = m.ndx, r.numel()
         Jr, Jh = J[n : n + nr, :], J[n + nr :, :]
-        H = ca.mtimes(Jr.T, ca.mtimes(ca.diag(weights), Jr))
+        H = _gauss_newton(Jr, weights)
         lam = ca.SX.sym("lam", len(m.feet))
         if problem.friction == "exact":
             H = H + self._cone_curvature(forces_at, Jh, lam)
@@ -217,7 +217,7 @@ class SQP:
         at = ca.Function("at", [x, p, dx], [r, ca.jacobian(r, dx), h, ca.jacobian(h, dx)])
         r0, J, h0, C = at(x, p, ca.SX.zeros(m.ndx))
         w0 = problem.terminal()(x, p)[1]
-        H = ca.mtimes(J.T, ca.mtimes(ca.diag(w0), J))
+        H = _gauss_newton(J, w0)
         return ca.Function("ocp_linear_end", [x, p],
                            [H, ca.mtimes(J.T, w0 * r0), 0.5 * ca.dot(w0, r0 * r0), h0, C])
 
@@ -627,6 +627,18 @@ class _Filter:
                                 cost - self.gamma_cost * theta))
             return True
         return False
+
+
+def _gauss_newton(J: ca.SX, w: ca.SX) -> ca.SX:
+    """``J^T diag(w) J``, its lower triangle formed and mirrored (half the products of the
+    full one)."""
+    weighted = w * J if J.size1() else J  # (w scales each row)
+    n = J.size2()
+    columns = [ca.mtimes(J[:, j:].T, weighted[:, j]) for j in range(n)]  # rows j.., column j
+    lower = ca.SX(n, n)
+    for j, column in enumerate(columns):
+        lower[j:, j] = column
+    return lower + ca.tril(lower, False).T
 
 
 def _vector(value) -> np.ndarray:
