@@ -133,16 +133,20 @@ def test_sqp_cold_solve_reaches_ipopt_optimum_on_a_solo12_trot(solo, friction):
 def test_the_linearisation_is_ad_of_the_stage(solo, friction):
     """The SQP's QP data from the analytical contact-dynamics derivatives equal CasADi's AD
     of the whole stage (step, residuals, friction rows) in every mode."""
-    problem, parameters, x0 = trot_problem(solo, friction=friction)
-    # and a touchdown, whose impulse solve the SQP differentiates by AD
-    problem = Problem(problem.model, problem.N, problem.costs, problem.terminal_costs,
+    problem, _, x0 = trot_problem(solo, friction=friction)
+    # and a touchdown, whose impulse solve the SQP differentiates by AD; residuals of the
+    # forces alone, whose Hessian the SQP forms through the forces' derivatives
+    cone = Barrier(ContactForce("HR_FOOT", matrix=[[0.6, 0, 1], [0, 0.6, 1], [1, 1, 0]]),
+                   lower=[0.0, 0.0, -5.0], upper=[np.inf, np.inf, 5.0])
+    costs = [*problem.costs, ContactForce("FL_FOOT", weight=1e-3), cone]
+    problem = Problem(problem.model, problem.N, costs, problem.terminal_costs,
                       modes=[*MODES, Impulse((1, 1, 0, 1))], friction=friction)
     sqp = SQP(problem, compile=False)
     m = problem.model
     rng = np.random.default_rng(3)
     x = x0.copy()
     x[m.nq :] = rng.normal(scale=0.3, size=m.nv)
-    u, p = m.standing_torques(x[: m.nq]) + rng.normal(size=m.nu), parameters.stage[:, 0]
+    u, p = m.standing_torques(x[: m.nq]) + rng.normal(size=m.nu), problem.parameters().stage[:, 0]
     x_next = np.asarray(m.step((1, 1, 1, 1))(x, u)[0]).ravel()
     w = ca.SX.sym("w", m.ndx + m.nu)
     for mode in range(len(problem.modes)):

@@ -133,12 +133,21 @@ class SQP:
         # forces' own at the point (w = 0)
         directions = ca.SX.sym("directions", 2, len(m.feet))
         expand = self._impulse_terms if problem.impulses[mode] else self._motion_terms
-        outputs, forces_at = expand(mode, [x, u, x_next, p, dx, du, directions])
+        outputs, forces_at, by_forces = expand(mode, [x, u, x_next, p, dx, du, directions])
         defect, r, weights, h, J = ca.substitute(outputs, [directions],
                                                  [problem.directions(forces_at)])
         n, nr = m.ndx, r.numel()
         Jr, Jh = J[n : n + nr, :], J[n + nr :, :]
-        H = _gauss_newton(Jr, weights)
+        if by_forces is None:
+            H = _gauss_newton(Jr, weights)
+        else:
+            # the rows that read only the forces (friction cones as costs, force targets):
+            # their part of the Hessian through the forces' derivatives, DF^T (J_f^T W J_f) DF,
+            # a small inner matrix instead of a sum over rows dense in every variable
+            rows, J_f, d_forces = by_forces
+            others = [i for i in range(nr) if i not in set(rows)]
+            H = _gauss_newton(Jr[others, :], weights[others]) + _sandwich(
+                d_forces, _gauss_newton(J_f[rows, :], weights[rows]))
         lam = ca.SX.sym("lam", len(m.feet))
         if problem.friction == "exact":
             H = H + self._cone_curvature(forces_at, Jh, lam)
@@ -175,7 +184,13 @@ class SQP:
         outputs = at(x, u, x_next, p, ca.SX.zeros(w.numel()), directions, qdd_at, forces_at)
         J_w, J_qdd, J_forces = outputs[4:]
         J = J_w + ca.mtimes(J_qdd, d_qdd) + ca.mtimes(J_forces, d_forces)
-        return [*outputs[:4], J], forces_at
+        # the residual rows that depend on the forces alone (structurally)
+        n, nr = m.ndx, outputs[1].numel()
+        moving = (ca.sum2(ca.fabs(J_w[n : n + nr, :])) + ca.sum2(ca.fabs(J_qdd[n : n + nr, :])))
+        forcing = ca.sum2(ca.fabs(J_forces[n : n + nr, :]))
+        rows = [i for i in range(nr) if moving[i].is_zero() and not forcing[i].is_zero()]
+        by_forces = (rows, J_forces[n : n + nr, :], d_forces) if rows else None
+        return [*outputs[:4], J], forces_at, by_forces
 
     def _impulse_terms(self, mode: int, symbols: list) -> tuple[list, ca.SX]:
         """As :meth:`_motion_terms` for a touchdown, by AD through its impulse solve."""
@@ -189,7 +204,7 @@ class SQP:
                          [defect, r, weights, h, ca.jacobian(ca.vertcat(defect, r, h), w),
                           forces])
         *outputs, forces_at = at(x, u, x_next, p, ca.SX.zeros(w.numel()), directions)
-        return outputs, forces_at
+        return outputs, forces_at, None
 
     def _cone_curvature(self, forces, Jh, lam):
         """The exact cone's part of the Lagrangian's Hessian, ``lam |f_t|^-1 j j^T`` per
@@ -630,14 +645,22 @@ class _Filter:
 
 
 def _gauss_newton(J: ca.SX, w: ca.SX) -> ca.SX:
-    """``J^T diag(w) J``, its lower triangle formed and mirrored (half the products of the
-    full one)."""
-    weighted = w * J if J.size1() else J  # (w scales each row)
-    n = J.size2()
-    columns = [ca.mtimes(J[:, j:].T, weighted[:, j]) for j in range(n)]  # rows j.., column j
+    """``J^T diag(w) J``."""
+    return _symmetric_product(J, w * J if J.size1() else J)  # (w scales each row)
+
+
+def _sandwich(D: ca.SX, K: ca.SX) -> ca.SX:
+    """``D^T K D`` of a symmetric ``K``."""
+    return _symmetric_product(D, ca.mtimes(K, D))
+
+
+def _symmetric_product(A: ca.SX, B: ca.SX) -> ca.SX:
+    """``A^T B`` where it is symmetric: its lower triangle formed and mirrored (half the
+    products of the full one)."""
+    n = A.size2()
     lower = ca.SX(n, n)
-    for j, column in enumerate(columns):
-        lower[j:, j] = column
+    for j in range(n):
+        lower[j:, j] = ca.mtimes(A[:, j:].T, B[:, j])
     return lower + ca.tril(lower, False).T
 
 
