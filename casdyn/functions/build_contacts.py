@@ -36,11 +36,18 @@ def _contact_system(model: Model, s: dict, qd: SX, options: dict, stages: Stages
 @builds("contact_dynamics", (Q, QD, TAU, FEXT, DAMPING), ("qdd", "forces"),
         contacts=None, fext=True)
 def contact_dynamics(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
-    system = _contact_system(model, s, s["qd"], options, stages, "contact dynamics")
+    system, qdd, forces = _held_motion(model, s, options, stages, "contact dynamics")
+    return [qdd, system.per_contact(forces)]
+
+
+def _held_motion(model: Model, s: dict, options: dict, stages: Stages,
+                 what: str) -> tuple[contacts.ContactSystem, SX, SX]:
+    """``(system, qdd, lam)``: the KKT system of the held contacts and its motion."""
+    system = _contact_system(model, s, s["qd"], options, stages, what)
     h = stages.rnea(s["q"], s["qd"], SX.zeros(model.nv, 1), dynamics.gravity_acceleration(model))
     driving = s["tau"] + generalized_forces(model, s)
-    qdd, forces = contacts.contact_dynamics(system, driving - h, s["qd"], s["damping"])
-    return [qdd, system.per_contact(forces)]
+    qdd, lam = contacts.contact_dynamics(system, driving - h, s["qd"], s["damping"])
+    return system, qdd, lam
 
 
 @builds("contact_dynamics_derivatives", (Q, QD, TAU, FEXT, DAMPING),
@@ -62,11 +69,7 @@ def contact_dynamics_derivatives(model: Model, s: dict, options: dict,
     ``qdd``, external forces and joint friction included), the contact terms (``J^T lam``,
     the feet's accelerations) by AD of their kinematics, the solve through the tree-sparse
     factorisation already made for the motion."""
-    system = _contact_system(model, s, s["qd"], options, stages,
-                             "contact dynamics derivatives")
-    h = stages.rnea(s["q"], s["qd"], SX.zeros(model.nv, 1), dynamics.gravity_acceleration(model))
-    driving = s["tau"] + generalized_forces(model, s)
-    qdd, lam = contacts.contact_dynamics(system, driving - h, s["qd"], s["damping"])
+    system, qdd, lam = _held_motion(model, s, options, stages, "contact dynamics derivatives")
     # the partials at free (qdd, lam), then these set to the motion's
     at = {**s, "qdd": SX.sym("at_qdd", model.nv)}
     lam_at = SX.sym("at_lam", lam.numel())

@@ -119,7 +119,7 @@ class ContactModel:
         self._integrate = robot.function("integrate")
         self._difference = robot.function("difference")
         self._steps: dict[tuple, ca.Function] = {}  # by stance (and "impulse")
-        self._dynamics: dict[tuple[bool, ...], ca.Function] = {}
+        self._dynamics: dict[tuple, ca.Function] = {}  # by stance (and "derivatives")
 
     # -- the state manifold ------------------------------------------------------------
     def integrate_state(self, x, dx):
@@ -215,6 +215,9 @@ class ContactModel:
         analytical derivatives of the contact dynamics (or of the forward dynamics in flight),
         not AD through the solve."""
         mask = self.stance_mask(stance)
+        key = ("derivatives", mask)
+        if key in self._dynamics:
+            return self._dynamics[key]
         x, u = ca.SX.sym("x", self.nx), ca.SX.sym("u", self.nu)
         q, v = x[: self.nq], x[self.nq :]
         S_T = ca.sparsify(ca.DM(self.selection.T))
@@ -230,9 +233,10 @@ class ContactModel:
                 q, v, self.torque(u))
             d_forces = ca.SX(0, self.ndx + self.nu)
         d_qdd = ca.horzcat(d_qdd[0], d_qdd[1], ca.mtimes(d_qdd[2], S_T))
-        return ca.Function(f"dynamics_derivatives_{_tag(mask)}", [x, u],
-                           [d_qdd, self._spread_rows(mask, d_forces)], ["x", "u"],
-                           ["dqdd", "dforces"])
+        self._dynamics[key] = ca.Function(f"dynamics_derivatives_{_tag(mask)}", [x, u],
+                                          [d_qdd, self._spread_rows(mask, d_forces)],
+                                          ["x", "u"], ["dqdd", "dforces"])
+        return self._dynamics[key]
 
     def impulse(self, stance) -> ca.Function:
         """``impulse(x, u) -> (x_next, forces)``, :meth:`step`'s signature for the touchdown
@@ -263,11 +267,8 @@ class ContactModel:
     def _spread(self, mask: tuple[bool, ...], held_forces):
         """The held feet's force columns (``force_size x n_held``) as ``force_size x
         n_feet``, zero columns for the swing feet."""
-        forces = ca.SX.zeros(self.force_size, len(self.feet))
-        columns = [k for k, h in enumerate(mask) if h]
-        for i, k in enumerate(columns):
-            forces[:, k] = held_forces[:, i]
-        return forces
+        return ca.reshape(self._spread_rows(mask, ca.vec(held_forces)), self.force_size,
+                          len(self.feet))
 
     def _spread_rows(self, mask: tuple[bool, ...], rows):
         """The held feet's derivative rows (``force_size`` per held foot) placed at their
