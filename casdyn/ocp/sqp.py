@@ -61,8 +61,9 @@ _HPIPM = {0: "solved", 1: "stopped at its iteration limit (iter_max)",
 class Result:
     """What :meth:`SQP.solve` reached: the plan ``X`` (``(nx, N + 1)``), ``U`` (``(nu, N)``),
     its ``cost``, ``violation`` (the largest constraint violation: gaps, friction rows,
-    bounds), the SQP ``iterations`` and whether it ``converged`` (step and violation below
-    the tolerance), with ``message``."""
+    bounds), the SQP ``iterations`` and whether it ``converged`` (violation below the
+    tolerance, and the step below it or the step's change of the cost below ``cost_tol``; see
+    :meth:`SQP.solve`), with ``message``."""
 
     X: np.ndarray
     U: np.ndarray
@@ -145,7 +146,7 @@ class SQP:
             # their part of the Hessian through the forces' derivatives, DF^T (J_f^T W J_f) DF,
             # a small inner matrix instead of a sum over rows dense in every variable
             rows, J_f, d_forces = by_forces
-            others = [i for i in range(nr) if i not in set(rows)]
+            others = sorted(set(range(nr)) - set(rows))
             H = _gauss_newton(Jr[others, :], weights[others]) + _sandwich(
                 d_forces, _gauss_newton(J_f[rows, :], weights[rows]))
         lam = ca.SX.sym("lam", len(m.feet))
@@ -477,7 +478,7 @@ class SQP:
         """(step, cost slope along the step) of the QP of ``data``, or None with the reason
         in :attr:`status` (and a warning where ``warn``); by HPIPM, or by one Riccati
         recursion where nothing bounds the step (unless ``hpipm``)."""
-        if not all(_finite(d) for d in data[:7]):
+        if not all(_finite(d) for d in data):
             return self._failed("the QP's data are not finite: the plan diverged", warn)
         if self._riccati and not hpipm:
             return self._riccati_step(data, warn)
