@@ -43,3 +43,13 @@ SPLIT_PART = 4_000
 # 6.3 instead of 11.1 ns per sample and its ID derivatives in 97 instead of 114; each stage
 # is its own NVRTC program, compiled in parallel
 CUDA_STAGE = 12_000
+# The CUDA kernels' instructions are reordered to keep fewer values alive (codegen.schedule)
+# in graphs of one stage where CasADi's order keeps more than CUDA_REORDER_ALIVE values alive
+# at once. Measured on an H200, float64, N = 1e6 (docs/gpu.md): reordered, solo12's FD took
+# 0.85 instead of 2.02 ns per sample, the floating TALOS's M 4.2 instead of 6.4 and its ID 0.86
+# instead of 1.21; the UR5e's d(FD) (173 values alive at most, so few spill) 0.94 instead of
+# 0.63. In staged graphs the new order moved more values between the stages (TALOS's ID
+# derivatives: 2,745 scratch columns against 1,602), and the greedy order's time grows with
+# the square of the length (0.3 s for TALOS's FD, 9,758 instructions)
+CUDA_REORDER = CUDA_STAGE
+CUDA_REORDER_ALIVE = 200

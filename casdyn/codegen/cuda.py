@@ -49,6 +49,7 @@ import casadi as ca
 
 from .. import sizes
 from ..errors import ExportError
+from .schedule import live_peak, low_pressure_order
 from .simd import literal, operations, substitute
 
 PRECISIONS = {"float64": ("double", "f64"), "float32": ("float", "f32")}
@@ -76,6 +77,7 @@ class CudaFunction(NamedTuple):
     instructions: int
     stage_texts: tuple[str, ...]  # the stages' templates
     kernel_texts: dict[str, tuple[str, ...]]  # precision -> each stage's kernel
+    reordered: bool = False  # instructions in codegen.schedule's order, not CasADi's
 
     def programs(self, precision: str) -> list[str]:
         """One translation unit per stage, each with its kernel of ``precision`` only (its
@@ -128,6 +130,44 @@ def _instructions(function: ca.Function) -> list[_Instruction]:
 def _reads(instruction: _Instruction) -> tuple[int, ...]:
     """The work slots an instruction reads."""
     return () if instruction.op in (ca.OP_INPUT, ca.OP_CONST) else instruction.args
+
+
+def _producers(listed: list[_Instruction]) -> list[list[int]]:
+    """For each instruction, the instructions whose values it reads (CasADi reuses work
+    slots: a read is of the slot's last writer)."""
+    writer: dict[int, int] = {}
+    operands = []
+    for k, instruction in enumerate(listed):
+        operands.append([writer[slot] for slot in _reads(instruction)])
+        if instruction.op != ca.OP_OUTPUT:
+            writer[instruction.target] = k
+    return operands
+
+
+def _low_pressure(listed: list[_Instruction]) -> list[_Instruction]:
+    """The instructions in the order of :func:`casdyn.codegen.schedule.low_pressure_order`,
+    each value in a slot of its own, where CasADi's order keeps more than
+    :data:`casdyn.sizes.CUDA_REORDER_ALIVE` values alive at once in a graph of one stage (at
+    most :data:`casdyn.sizes.CUDA_REORDER` instructions); else CasADi's order."""
+    if len(listed) > sizes.CUDA_REORDER:
+        return listed
+    operands = _producers(listed)
+    if live_peak(operands) <= sizes.CUDA_REORDER_ALIVE:
+        return listed
+    order = low_pressure_order(operands, [i.op in (ca.OP_INPUT, ca.OP_CONST) for i in listed])
+    slot: dict[int, int] = {}
+    reordered = []
+    for k in order:
+        instruction = listed[k]
+        if instruction.op in (ca.OP_INPUT, ca.OP_CONST):
+            args = instruction.args
+        else:
+            args = tuple(slot[p] for p in operands[k])
+        target = instruction.target
+        if instruction.op != ca.OP_OUTPUT:
+            target = slot[k] = len(slot)
+        reordered.append(instruction._replace(target=target, args=args))
+    return reordered
 
 
 def _stage_plan(listed: list[_Instruction], stage: int) -> tuple[list[int], dict, dict, int]:
@@ -202,7 +242,8 @@ def function_source(function: ca.Function, symbol: str, *,
         raise UnsupportedFunction(
             f"{function.name()} is not an SX Function: its CUDA source cannot be written "
             "(expand it first: Function.expand())")
-    listed = _instructions(function)
+    casadi_order = _instructions(function)
+    listed = _low_pressure(casadi_order)
     stage = stage or sizes.CUDA_STAGE
     starts, loads, stores, mid = _stage_plan(listed, stage)
     n_in, n_out = function.n_in(), function.n_out()
@@ -236,7 +277,7 @@ def function_source(function: ca.Function, symbol: str, *,
         tuple(function.nnz_in(i) for i in range(n_in)),
         tuple(function.nnz_out(i) for i in range(n_out)),
         tuple(function.numel_out(i) for i in range(n_out)), len(listed), tuple(parts),
-        kernel_texts)
+        kernel_texts, listed is not casadi_order)
 
 
 def _parameters(n_in: int, n_out: int, staged: bool) -> list[tuple[str, str]]:
