@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import floor
 import models
 import native
 import peers
@@ -115,6 +116,33 @@ def compiled_speed(bench_models, rounds: int, calls: int) -> tuple[str, str, dic
         for row in speed_rows(name, results[name]):
             (derivative_rows if row[1].startswith("d") else rows).append(row)
     return table(SPEED_HEADER, rows), table(SPEED_HEADER, derivative_rows), results
+
+
+# the Functions native.py exports for each quantity of its output
+_KEYS = {"ID": ("inverse_dynamics", {"fext": False}), "FD": ("forward_dynamics", {"fext": False}),
+         "M": ("mass_matrix", {}), "dID": ("inverse_dynamics_derivatives", {"fext": False}),
+         "dFD": ("forward_dynamics_derivatives", {"fext": False})}
+
+
+def floors(bench_models, results: dict) -> str:
+    """Each compiled call of the speed tables against its floor (benchmarks/floor.py)."""
+    latency, issue = floor.rates()
+    rows = []
+    for name, (urdf, _, _) in bench_models.items():
+        robot = casdyn.load_urdf(urdf)
+        for key, (ours, _, _) in results[name].items():
+            function_name, options = _KEYS[key]
+            operations, calls, depth = floor.counts(robot.function(function_name, **options))
+            least = floor.floor_ns(operations, depth, latency, issue)
+            rows.append([name, key, str(operations), str(calls), str(depth),
+                         f"{least:.0f}", f"{ours:.0f}", f"{ours / least:.1f}"])
+    return (f"Measured on this machine (benchmarks/floor.py): {latency:.3f} ns per dependent "
+            f"multiply or add, {issue:.3f} ns per operation issued; the floor is max(operations "
+            "x issue, depth x latency), C library calls priced as one operation; the FD "
+            "derivatives' C of the longer chains solves in loops, counted here as the SX "
+            "graph.\n\n"
+            + table(["model", "fn", "operations", "library calls", "depth", "floor [ns]",
+                     "casdyn C [ns]", "C / floor"], rows))
 
 
 def python_latency(urdf: str, root: str, tip: str) -> str:
@@ -409,6 +437,8 @@ def main() -> None:
          "one process", lambda: compiled(0)),
         ("Compiled derivatives: d(ID)/d(q, qd, qdd) and d(FD)/d(q, qd, tau) vs Pinocchio's "
          "computeRNEADerivatives and computeABADerivatives", lambda: compiled(1)),
+        ("Single compiled calls against their floor: operations and dependency depth",
+         lambda: floors(bench_models, compiled(2))),
         ("Python call latency", lambda: python_latency(*ur5e)),
         ("Batch evaluation", lambda: batches(ur5e[0])),
         ("Scaling over random chains (compiled, per call; exponent of a log-log fit)",
