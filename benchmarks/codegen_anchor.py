@@ -7,14 +7,16 @@ wheels); codegen_anchor.cpp builds and loads that C and times it against casdyn'
 the same quantities in one process (the same 16 random states, medians of interleaved
 rounds, both outputs compared). Both C builds take ``-march=native``; Pinocchio's generated C
 takes ``FLAGS`` (Pinocchio's own default, -Ofast, plus -march=native), casdyn's C its default
-flags policy.
+flags policy. Started under ``nice``, the harness builds at that priority and times at the
+default one where it may (root): a shared machine's other work then preempts the rounds less.
 
-    python benchmarks/codegen_anchor.py [--models UR5e chain24 TALOS] [--quick]
+    nice -n 10 python benchmarks/codegen_anchor.py [--models UR5e chain24 TALOS] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 import time
@@ -56,11 +58,12 @@ def run(name: str, urdf: str, floating_base: bool = False, quantities=QUANTITIES
     library, model_file, order = native._prepare(directory, robot, urdf,
                                                  [wanted[q] for q in quantities])
     export_s = time.perf_counter() - start
-    work = directory / "pinocchio"
-    work.mkdir(exist_ok=True)
+    work = directory / "pinocchio"  # emptied: its C is counted file by file
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
     command = [str(exe), str(model_file), str(library), str(work), str(rounds), str(calls),
                ",".join(quantities), flags, *([str(order)] if order else [])]
-    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    output = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True).stdout
     results: dict[str, dict] = {}
     for line in output.splitlines():
         kind, quantity, *values = line.split()
@@ -98,6 +101,7 @@ def main() -> None:
     args = parser.parse_args()
     rounds, calls = (5, 500) if args.quick else (31, 2000)
     models = benchmark_models()
+    machine = results_file.machine(("casadi", "pin", "cmeel-cppad", "cmeel-cppadcodegen"))
     measured = {}
     for name in args.models:
         print(f"{name} ...", file=sys.stderr, flush=True)
@@ -107,14 +111,12 @@ def main() -> None:
         else:
             measured[name] = run(name, models[name][0], False, args.only, rounds, calls,
                                  args.flags)
-        print(table({k: measured[k] for k in list(measured)[-1:]}, args.flags), flush=True)
-    body = table(measured, args.flags)
-    print(f"\n{TITLE}\n{body}")
-    if not args.quick:
-        machine = results_file.machine(("casadi", "pin", "cmeel-cppad", "cmeel-cppadcodegen"))
-        path = results_file.update([(TITLE, body)], "python benchmarks/codegen_anchor.py",
-                                   machine)
-        print(f"written to {path}")
+        body = table(measured, args.flags)
+        print(f"\n{TITLE}\n{body}", flush=True)
+        if not args.quick:  # after each model: a long build of the next loses none of it
+            path = results_file.update([(TITLE, body)], "python benchmarks/codegen_anchor.py",
+                                       machine)
+            print(f"written to {path}", flush=True)
 
 
 if __name__ == "__main__":
