@@ -45,7 +45,9 @@ struct Anchor : G {
     auto start = Clock::now();
     this->build_jacobian = false;  // only the function itself (CodeGenRNEA and ABA add its Jacobian)
     this->initLib();  // records the algorithm on CG<double>, sets up the C writers
-    // the C, generated once and kept (the library build below reuses it)
+    // the C, generated once and kept (the library build below reuses it); through
+    // SaveFilesModelLibraryProcessor: CppADCodeGen 2.4.3's ModelLibraryCSourceGen::saveSources
+    // does not compile (it calls ModelCSourceGen::getSources without its two arguments)
     const std::string folder = "sources_" + this->function_name;
     CppAD::cg::SaveFilesModelLibraryProcessor<double>::saveLibrarySourcesTo(*this->libcgen_ptr,
                                                                             folder);

@@ -77,7 +77,7 @@ def run(name: str, urdf: str, floating_base: bool = False, quantities=QUANTITIES
 
 def table(measured: dict[str, dict], flags: str) -> str:
     header = ["model", "fn", "casdyn C [ns]", "Pinocchio codegen [ns]", "casdyn / codegen",
-              "max |diff|", "codegen: record + write C [s]", "its C [kB]",
+              "max abs diff", "codegen: record + write C [s]", "its C [kB]",
               f"gcc {flags} [s]"]
     rows = [header, ["---"] * len(header)]
     for model, results in measured.items():
