@@ -90,8 +90,8 @@ def test_cylinder_pairs_agree_with_the_references_on_random_poses(name):
 @pytest.mark.parametrize("name", list(OTHERS))
 def test_cylinder_pairs_agree_with_the_references_on_many_random_poses(name, spread, count):
     """Mostly apart (spread 0.5 m: 15% overlap), mostly overlapping (0.2 m: 80%); the
-    reference takes 0.1-0.3 s per overlapping pose, so the counts are what CI's budget
-    allows (2,000 and 400 poses per pair, 7 minutes of the reference, agreed as well)."""
+    reference takes about 30 ms per overlapping pose, so the counts are what CI's budget
+    allows (2,000 and 400 poses per pair agreed as well)."""
     rng = np.random.default_rng(1000 + len(name))
     poses = [(random_pose(rng, spread), random_pose(rng, spread)) for _ in range(count)]
     values = _check(OTHERS[name], CYLINDER, poses)
