@@ -63,6 +63,15 @@ def coal_distance(a, pose_a, b, pose_b, coal_a=None, coal_b=None,
     return result.min_distance
 
 
+def fixed_graph_distance(a, pose_a, b, pose_b) -> float:
+    """casdyn's exact fixed-graph distance of two shapes (``routine=False``: not the compiled
+    routine, which pairs of convex meshes go to), evaluated by its SX Function, built once per
+    pair of shapes."""
+    from casdyn.geometry.distance import distance_function
+
+    return float(distance_function(a, b, routine=False)(pose_a, pose_b))
+
+
 def support(shape, pose, n) -> np.ndarray:
     """The support function ``max over the shape of n . x`` (world) for each row of ``n``
     (k, 3), from the shape's definition (not from casdyn's distance code)."""
