@@ -74,9 +74,10 @@ def fixed_graph_distance(a, pose_a, b, pose_b) -> float:
 
 def support(shape, pose, n) -> np.ndarray:
     """The support function ``max over the shape of n . x`` (world) for each row of ``n``
-    (k, 3), from the shape's definition (not from casdyn's distance code)."""
-    R, p = pose[:3, :3], pose[:3, 3]
-    local = n @ R  # the directions in the shape's frame, rows
+    (k, 3), from the shape's definition (not from casdyn's distance code); ``pose`` one 4x4
+    pose, or one per row (k, 4, 4)."""
+    R, p = pose[..., :3, :3], pose[..., :3, 3]
+    local = n @ R if R.ndim == 2 else np.einsum("ki,kij->kj", n, R)  # in the shape's frame
     if isinstance(shape, g.Sphere):
         extent = shape.radius * np.linalg.norm(n, axis=1)
     elif isinstance(shape, g.Capsule):
@@ -90,7 +91,7 @@ def support(shape, pose, n) -> np.ndarray:
         extent = np.max(local @ shape.vertices.T, axis=1)
     else:
         raise TypeError(type(shape))
-    return n @ p + extent
+    return (n @ p if p.ndim == 1 else np.einsum("ki,ki->k", n, p)) + extent
 
 
 def _sphere_points(count: int) -> np.ndarray:
@@ -108,31 +109,50 @@ def separating_axis_distance(a, pose_a, b, pose_b, samples: int = 20000,
     (valid apart and overlapping): the best of a dense sample of directions, the ``starts``
     best of them at least 0.1 rad apart each refined by Nelder-Mead in the plane tangent to
     it (scipy's method, :func:`nelder_mead`). Independent of casdyn's and coal's algorithms;
-    slow (about 30 ms). Measured against exact pairs (sphere-capsule, box-box, mesh-capsule,
-    overlapping): agrees to 1e-10."""
+    slow (about 30 ms; :func:`separating_axis_distances` for many poses at once). Measured
+    against exact pairs (sphere-capsule, box-box, mesh-capsule, overlapping): agrees to
+    1e-10."""
+    return float(separating_axis_distances(a, pose_a[None], b, pose_b[None], samples,
+                                           starts)[0])
 
-    def gap(n):
-        return -(support(a, pose_a, n) + support(b, pose_b, -n))
 
+def separating_axis_distances(a, poses_a, b, poses_b, samples: int = 20000,
+                              starts: int = 12) -> np.ndarray:
+    """:func:`separating_axis_distance` at each pair of poses (k, 4, 4): the refinements of
+    every pair run together, a few times faster than one pair after another."""
     directions = _sphere_points(samples)
-    values = gap(directions)
-    best = float(np.max(values))
-    chosen: list[np.ndarray] = []
-    for i in np.argsort(-values):  # the best samples at least 0.1 rad apart: distinct peaks
-        if len(chosen) == starts:
-            break
-        if all(directions[i] @ c < np.cos(0.1) for c in chosen):
-            chosen.append(directions[i])
-    centres = np.array(chosen)
+    best, centres, owners = [], [], []
+    for k, (pose_a, pose_b) in enumerate(zip(poses_a, poses_b, strict=True)):
+        values = -(support(a, pose_a, directions) + support(b, pose_b, -directions))
+        best.append(float(np.max(values)))
+        chosen = _distinct_peaks(directions, values, starts)
+        centres += chosen
+        owners += [k] * len(chosen)
+    centres, owners = np.array(centres), np.array(owners)
     u = np.cross(centres, np.where(np.abs(centres[:, :1]) < 0.9, [1.0, 0, 0], [0, 1.0, 0]))
     u /= np.linalg.norm(u, axis=1, keepdims=True)
     v = np.cross(centres, u)
+    poses_a, poses_b = np.asarray(poses_a)[owners], np.asarray(poses_b)[owners]
 
     def negative(runs, x):  # -g on the unit sphere, x in the tangent plane of each run's centre
         n = centres[runs] + x[:, :1] * u[runs] + x[:, 1:] * v[runs]
-        return -gap(n / np.linalg.norm(n, axis=1, keepdims=True))
+        n /= np.linalg.norm(n, axis=1, keepdims=True)
+        return support(a, poses_a[runs], n) + support(b, poses_b[runs], -n)
 
-    return max(best, -float(np.min(nelder_mead(negative, len(centres)))))
+    best = np.array(best)
+    np.maximum.at(best, owners, -nelder_mead(negative, len(centres)))
+    return best
+
+
+def _distinct_peaks(directions: np.ndarray, values: np.ndarray, count: int) -> list:
+    """The best ``count`` of the ``directions`` by ``values`` at least 0.1 rad apart."""
+    chosen: list[np.ndarray] = []
+    for i in np.argsort(-values):
+        if len(chosen) == count:
+            break
+        if all(directions[i] @ c < np.cos(0.1) for c in chosen):
+            chosen.append(directions[i])
+    return chosen
 
 
 def nelder_mead(f, runs: int, step: float = 0.02, xatol: float = 1e-11, fatol: float = 1e-14,
