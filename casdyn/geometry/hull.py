@@ -263,11 +263,17 @@ def _tidy(points: np.ndarray, faces: np.ndarray, eps: float) -> Hull:
     areas = _cross(p1 - p0, p2 - p0)  # twice the area, along the normal
     normals, offsets = _planes(vertices, faces)
     plane_of = np.full(len(faces), -1)
+    by_offset = np.argsort(offsets, kind="stable")
+    sorted_offsets = offsets[by_offset]
     for i in np.argsort(-np.linalg.norm(areas, axis=1)):  # coplanar triangles: one plane
         if plane_of[i] >= 0:
             continue
-        same = ((normals @ normals[i] > 1 - 1e-9) & (np.abs(offsets - offsets[i]) < 10 * eps)
-                & (plane_of < 0))
+        # the triangles whose offsets are near (a wider window than the test below): the
+        # only ones that can pass it, so each step looks at a few instead of all
+        near = by_offset[np.searchsorted(sorted_offsets, offsets[i] - 20 * eps):
+                         np.searchsorted(sorted_offsets, offsets[i] + 20 * eps, "right")]
+        same = near[(normals[near] @ normals[i] > 1 - 1e-9)
+                    & (np.abs(offsets[near] - offsets[i]) < 10 * eps) & (plane_of[near] < 0)]
         plane_of[same] = i
         plane_of[i] = i
     # each plane's normal from its triangles' areas (a sliver's own normal is inaccurate),
