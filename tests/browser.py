@@ -88,6 +88,13 @@ class Browser:
                 return message.get("result", {})
 
     def open(self, url: str) -> None:
+        """Go to ``url`` from a blank page: no screenshot then shows the page before."""
+        self.call("Page.navigate", url="about:blank")
+        deadline = time.monotonic() + self._timeout
+        while self.evaluate("location.href") != "about:blank":
+            if time.monotonic() > deadline:
+                raise RuntimeError("chromium did not open a blank page")
+            time.sleep(0.05)
         self.call("Page.navigate", url=url)
 
     def click(self, x: float, y: float) -> None:
@@ -121,12 +128,17 @@ class Browser:
         data = base64.b64decode(answer["data"])
         return np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
 
-    def settled(self, least: float = 3.0, most: float = 40.0, step: float = 1.0) -> np.ndarray:
-        """A screenshot once the page has stopped changing: after at least ``least`` seconds,
-        two shots ``step`` apart that are equal (or the last one after ``most`` seconds)."""
+    def settled(self, until=None, least: float = 3.0, most: float = 40.0,
+                step: float = 1.0) -> np.ndarray:
+        """A screenshot once the page has stopped changing: after at least ``least`` seconds
+        and the first shot that ``until`` accepts (``until(shot)`` true; None: any shot), two
+        shots ``step`` apart that are equal (or the last one after ``most`` seconds)."""
         start = time.monotonic()
         time.sleep(least)
         shot = self.screenshot()
+        while until is not None and not until(shot) and time.monotonic() - start < most:
+            time.sleep(step)
+            shot = self.screenshot()
         while time.monotonic() - start < most:
             time.sleep(step)
             again = self.screenshot()

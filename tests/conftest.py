@@ -127,8 +127,11 @@ def pytest_addoption(parser):
                      help="run the tests marked gpu (an NVIDIA GPU, CuPy and NVRTC needed)")
 
 
+@pytest.hookimpl(trylast=True)  # the order after pytest's own (by parametrized fixtures)
 def pytest_collection_modifyitems(config, items):
-    """Without --gpu, the gpu tests are deselected (not skipped), and the run says so."""
+    """Without --gpu, the gpu tests are deselected (not skipped), and the run says so. The
+    modules that hold slow tests run first."""
+    _slow_modules_first(items)
     if config.getoption("--gpu"):
         return
     gpu = [item for item in items if item.get_closest_marker("gpu")]
@@ -136,6 +139,15 @@ def pytest_collection_modifyitems(config, items):
         items[:] = [item for item in items if not item.get_closest_marker("gpu")]
         config.hook.pytest_deselected(items=gpu)
         config._casdyn_gpu_deselected = len(gpu)
+
+
+def _slow_modules_first(items) -> None:
+    """The modules that hold slow tests first, each kept whole (its module-scoped fixtures
+    are built once per worker), then the others, in their order: pytest-xdist hands the
+    tests out in this order, so a run ends on quick tests, not on one worker finishing a long
+    test (a browser's page, a corpus) while the other has nothing left to do."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)  # stable: each module keeps its order
 
 
 def pytest_report_header(config):

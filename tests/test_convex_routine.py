@@ -12,7 +12,13 @@ import casadi as ca
 import numpy as np
 import pinocchio as pin
 import pytest
-from geometry_reference import coal_distance, coal_shape, random_pose, separating_axis_distance
+from geometry_reference import (
+    coal_distance,
+    coal_shape,
+    fixed_graph_distance,
+    random_pose,
+    separating_axis_distance,
+)
 from test_geometry_robot import PANDA, _link_poses
 
 import casdyn
@@ -85,12 +91,6 @@ def test_panda_with_its_own_meshes_and_srdf_agrees_with_coal():
     assert max(apart) <= 1e-9 and max(overlapping) <= 1e-9
 
 
-def _fixed_graph(a, pose_a, b, pose_b) -> float:
-    """The fixed exact graph's distance of two small hulls (the routine kept out)."""
-    return float(ca.DM(distance.distance_expression(a, ca.DM(pose_a), b, ca.DM(pose_b),
-                                                    routine=False)))
-
-
 @pytest.mark.slow  # several seconds: the quick tier stays quick
 def test_the_routine_agrees_with_the_fixed_graph_apart_and_overlapping():
     """Two independent exact methods (support-function iterations in C, separating axes and
@@ -107,7 +107,7 @@ def test_the_routine_agrees_with_the_fixed_graph_apart_and_overlapping():
         for _ in range(30):
             pose_a, pose_b = random_pose(rng, 0.3), random_pose(rng, 0.3)
             ours = g.signed_distance(a, pose_a, b, pose_b)
-            exact = _fixed_graph(a, pose_a, b, pose_b)
+            exact = fixed_graph_distance(a, pose_a, b, pose_b)
             errors["apart" if exact > 0 else "overlapping"].append(abs(ours - exact))
     assert len(errors["apart"]) > 30 and len(errors["overlapping"]) > 30
     assert max(errors["apart"]) <= 1e-9 and max(errors["overlapping"]) <= 1e-9
@@ -200,7 +200,7 @@ def test_the_same_shapes_give_the_same_function_with_or_without_a_compiler(monke
     with pytest.raises(ExportError, match=r"C routine compiled on first use.*no C compiler"):
         g.signed_distance(new[0], np.eye(4), new[1], np.eye(4))
     pose = random_pose(rng, 0.2)  # the fixed graph, asked for: no compiler needed
-    assert abs(_fixed_graph(*new[:1], np.eye(4), new[1], pose)
+    assert abs(fixed_graph_distance(*new[:1], np.eye(4), new[1], pose)
                - coal_distance(new[0], np.eye(4), new[1], pose)) <= 1e-9
 
 

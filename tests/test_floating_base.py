@@ -50,8 +50,10 @@ def _state(robot, seed=0, scale=1.7):
     return q, qd, x, fext
 
 
-@pytest.fixture(params=CASES, ids=lambda case: f"{case[0]}-{case[1]}")
+@pytest.fixture(params=CASES, ids=lambda case: f"{case[0]}-{case[1]}", scope="module")
 def floating(request):
+    """A robot and its reference, shared by the module's tests (which only read them): each
+    Function is built once per robot."""
     return _load(request.param)
 
 
@@ -353,13 +355,7 @@ def _with_quaternion(q, scale):
     return q
 
 
-@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.slow)],
-                         ids=["sx", "compiled"])
-def test_a_zero_quaternion_is_an_input_error_naming_q_and_the_joint(compiled, tmp_path):
-    robot = casdyn.load_robot("solo12", floating_base=True)
-    if compiled:
-        robot.compile(["inverse_dynamics", "mass_matrix", "integrate", "difference"],
-                      directory=tmp_path)
+def _refuses_a_zero_quaternion(robot):
     q, qd, qdd, _ = _state(robot, 2)
     zero = _with_quaternion(q, 0.0)
     message = r"q\[3:7\], the quaternion .* of joint 'floating_base', is zero"
@@ -377,16 +373,7 @@ def test_a_zero_quaternion_is_an_input_error_naming_q_and_the_joint(compiled, tm
     assert symbolic.shape == (robot.nv, robot.nv)
 
 
-@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.slow)],
-                         ids=["sx", "compiled"])
-def test_any_nonzero_quaternion_norm_gives_the_unit_quaternions_numbers(compiled, tmp_path):
-    """SPEC: the quaternion may have any nonzero norm. Norms from 1e-300 to 1e300 (whose
-    squares under- or overflow) give the numbers of the unit quaternion, single and batched."""
-    robot = casdyn.load_robot("solo12", floating_base=True)
-    names = ["inverse_dynamics", "forward_dynamics", "forward_dynamics_derivatives",
-             "integrate", "difference"]
-    if compiled:
-        robot.compile(names, directory=tmp_path)
+def _gives_the_unit_quaternions_numbers(robot):
     q, qd, qdd, fext = _state(robot, 4)
     q1 = robot.integrate(q, qd)
     for scale in (1e-300, 1e-160, 1e160, 1e300):
@@ -405,3 +392,23 @@ def test_any_nonzero_quaternion_norm_gives_the_unit_quaternions_numbers(compiled
         assert_close(batch[0], robot.mass_matrix(q), rtol=1e-12)
         assert_close(robot.get_transform(scaled, "FL_FOOT"), robot.get_transform(q, "FL_FOOT"),
                      rtol=1e-12)
+
+
+def test_a_zero_quaternion_is_an_input_error_naming_q_and_the_joint():
+    _refuses_a_zero_quaternion(casdyn.load_robot("solo12", floating_base=True))
+
+
+def test_any_nonzero_quaternion_norm_gives_the_unit_quaternions_numbers():
+    """SPEC: the quaternion may have any nonzero norm. Norms from 1e-300 to 1e300 (whose
+    squares under- or overflow) give the numbers of the unit quaternion, single and batched."""
+    _gives_the_unit_quaternions_numbers(casdyn.load_robot("solo12", floating_base=True))
+
+
+@pytest.mark.slow
+def test_compiled_functions_refuse_a_zero_quaternion_and_ignore_its_norm(tmp_path):
+    """The two tests above on the compiled Functions (one library for both)."""
+    robot = casdyn.load_robot("solo12", floating_base=True)
+    robot.compile(["inverse_dynamics", "forward_dynamics", "forward_dynamics_derivatives",
+                   "mass_matrix", "integrate", "difference"], directory=tmp_path)
+    _refuses_a_zero_quaternion(robot)
+    _gives_the_unit_quaternions_numbers(robot)

@@ -77,6 +77,18 @@ def _grid_drawn(image: np.ndarray) -> bool:
     return int(np.count_nonzero(grey)) > MANY
 
 
+def _opened(browser) -> np.ndarray:
+    """The page just opened, once it shows the rendered scene and is still for a second
+    (the loading screen before it is still too)."""
+    return browser.settled(_grid_drawn, least=0.0)
+
+
+def _changed(browser, before: np.ndarray) -> np.ndarray:
+    """The page once it differs from the screenshot ``before`` (a scene update sent to it is
+    drawn in one go) and is still; ``before`` again after 40 s of no change."""
+    return browser.settled(lambda shot: not np.array_equal(shot, before), least=0.0, step=0.5)
+
+
 @pytest.fixture(scope="module")
 def browser():
     with Browser(width=960, height=640) as chromium:
@@ -104,11 +116,11 @@ def _bent(robot) -> tuple[np.ndarray, np.ndarray]:
 def _drawn_and_moving(browser, viewer, q1, q2, name):
     viewer.update(q1)
     browser.open(viewer.url)
-    first = browser.settled()
+    first = _opened(browser)
     viewer.update(q2)
-    second = browser.settled()
+    second = _changed(browser, first)
     viewer.server.scene.remove_by_name("/robot")
-    empty = browser.settled()
+    empty = _changed(browser, second)
     for image, label in ((first, "q1"), (second, "q2"), (empty, "empty")):
         _keep(image, f"{name}_{label}")
     assert _grid_drawn(empty), "the page shows no rendered scene"
@@ -166,7 +178,7 @@ def test_saved_recording_opens_from_disk(browser, ur5e, tmp_path):
     shots = {}
     for path in (robot, moved, empty):
         browser.open(path.as_uri())
-        shots[path.stem] = browser.settled()
+        shots[path.stem] = _opened(browser)
         _keep(shots[path.stem], f"recording_{path.stem}")
     assert _grid_drawn(shots["empty"])
     assert _differing(shots["robot"], shots["empty"]) > MANY
@@ -207,12 +219,12 @@ def test_contact_forces_cones_and_com_are_drawn(browser, solo):
         viewer.play(t, q, forces, FEET, com=True)
         viewer.seek(0.5)
         browser.open(viewer.url)
-        everything = browser.settled()
+        everything = _opened(browser)
         for i, foot in enumerate(FEET):
             viewer.server.scene.remove_by_name(f"/robot/{foot}/contact_{i}")
-        no_forces = browser.settled()
+        no_forces = _changed(browser, everything)
         viewer.server.scene.remove_by_name("/robot/base_link/com")
-        no_com = browser.settled()
+        no_com = _changed(browser, no_forces)
     _keep(everything, "solo12_forces_com")
     assert _grid_drawn(no_com)
     assert _differing(everything, no_forces) > MANY, "no force arrows or friction cones"
@@ -267,7 +279,7 @@ def test_casdyn_show_serves_solo12_until_interrupted(browser, tmp_path):
         url = _url_of(process)
         assert url == f"http://127.0.0.1:{port}"
         browser.open(url)
-        shot = browser.settled()
+        shot = _opened(browser)
         _keep(shot, "cli_solo12")
     finally:
         code, err = _stop(process)

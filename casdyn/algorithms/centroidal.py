@@ -11,6 +11,8 @@ the grouped ones the joint-space dynamics use, whose body momenta differ.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import casadi as ca
 
 from ..math.spatial import SX, RigidInertia
@@ -27,7 +29,7 @@ def _about_com(c: SX, h_O: SX) -> SX:
     return ca.horzcat(*columns)
 
 
-def _to_base(model: Model, states: list, per_body: list[SX]) -> SX:
+def _to_base(model: Model, states: Sequence, per_body: list[SX]) -> SX:
     """The sum of body-frame forces (or momenta), one per joint's body, as one base-frame
     force about the base origin (6 x 1)."""
     totals = model.subtree_sums(per_body, lambda i, f: states[i].force_to_parent(f))

@@ -34,6 +34,7 @@ same composite inertias (RBDA eq. 6.26 in the base frame), cheaper than a separa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import casadi as ca
@@ -152,7 +153,7 @@ def rnea_derivatives(model: Model, q: SX, qd: SX, qdd: SX, a_base: SX,
     return Partials(dq, dqd, _mass_matrix(model, states, S, rows))
 
 
-def _mass_matrix(model: Model, states: list, S: list[SX], rows: dict) -> SX:
+def _mass_matrix(model: Model, states: Sequence, S: list[SX], rows: dict) -> SX:
     """``M`` from each column's ``Ic_i S_c`` (``rows[c][0]``) and the base-frame columns
     ``S`` of the joints at and above its own."""
     M = SX(model.nv, model.nv)

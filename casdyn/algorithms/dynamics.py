@@ -11,6 +11,7 @@ the two dynamics functions use it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import casadi as ca
@@ -50,7 +51,7 @@ def rnea(model: Model, q: SX, qd: SX, qdd: SX, base_acceleration: SX | None = No
     return tau
 
 
-def body_forces(model: Model, states: list, qd: SX, qdd: SX, a_base: SX) -> list[SX]:
+def body_forces(model: Model, states: Sequence, qd: SX, qdd: SX, a_base: SX) -> list[SX]:
     """RNEA's forward pass: the force ``[n; f]`` (body frame, about its origin) that gives
     each body the motion of the rates ``qd`` and accelerations ``qdd`` over a base that
     accelerates with ``a_base`` (6 x 1, base frame)."""
@@ -66,7 +67,7 @@ def body_forces(model: Model, states: list, qd: SX, qdd: SX, a_base: SX) -> list
     return f
 
 
-def body_velocities(model: Model, states: list, qd: SX) -> list[SX]:
+def body_velocities(model: Model, states: Sequence, qd: SX) -> list[SX]:
     """Each body's spatial velocity ``[w; v]`` in its own frame (``v``: of its origin)."""
     v: list = [None] * len(model.joints)
     for i in model.order:

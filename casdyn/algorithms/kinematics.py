@@ -7,6 +7,9 @@ common ancestor of the two frames, so no work is spent on parts of the tree that
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import overload
+
 import casadi as ca
 import numpy as np
 
@@ -16,13 +19,41 @@ from ..model.joint_state import JointState
 from ..model.tree import Model
 
 
-def joint_states(model: Model, q: SX) -> list[JointState]:
-    """Every joint evaluated at the coordinates ``q`` (nq x 1)."""
-    return [JointState.at(joint, q) for joint in model.joints]
+class JointStates(Sequence[JointState]):
+    """Every joint of a model evaluated at the coordinates ``q`` (nq x 1), each when first
+    read: a result that needs one chain of a large tree builds that chain's joints only (the
+    graphs are the same, as a Function keeps only what its outputs use)."""
+
+    def __init__(self, model: Model, q: SX):
+        self._joints, self._q = model.joints, q
+        self._states: list[JointState | None] = [None] * len(model.joints)
+
+    def __len__(self) -> int:
+        return len(self._joints)
+
+    @overload
+    def __getitem__(self, index: int) -> JointState: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[JointState]: ...
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[j] for j in range(len(self))[index]]
+        j = range(len(self))[index]  # an IndexError past the end ends iteration
+        state = self._states[j]
+        if state is None:
+            state = self._states[j] = JointState.at(self._joints[j], self._q)
+        return state
+
+
+def joint_states(model: Model, q: SX) -> JointStates:
+    """Every joint evaluated at the coordinates ``q`` (nq x 1), when first read."""
+    return JointStates(model, q)
 
 
 def chain_poses(
-    model: Model, states: list[JointState], joint: int, ancestor: int = -1
+    model: Model, states: Sequence[JointState], joint: int, ancestor: int = -1
 ) -> list[tuple[int, Transform]]:
     """``(j, pose of j's frame in ancestor's frame)`` for the joints below ``ancestor`` (-1:
     the base) down to ``joint``, top first; ``ancestor`` must lie on ``joint``'s path to the
@@ -35,13 +66,14 @@ def chain_poses(
     return chain
 
 
-def chain_pose(model: Model, states: list[JointState], joint: int, ancestor: int = -1) -> Transform:
+def chain_pose(model: Model, states: Sequence[JointState], joint: int,
+               ancestor: int = -1) -> Transform:
     """Pose of ``joint``'s frame in ``ancestor``'s frame (see :func:`chain_poses`)."""
     chain = chain_poses(model, states, joint, ancestor)
     return chain[-1][1] if chain else Transform.identity()
 
 
-def base_poses(model: Model, states: list[JointState]) -> list[Transform]:
+def base_poses(model: Model, states: Sequence[JointState]) -> list[Transform]:
     """Pose of every joint frame in the base frame."""
     poses: list[Transform | None] = [None] * len(model.joints)
     for i in model.order:
@@ -83,7 +115,7 @@ def relative_transform(model: Model, q: SX, body: int, relative_to: int) -> Tran
     return pose_a.inverse().then(pose_b)
 
 
-def jacobian_columns(model: Model, states: list[JointState], body: int, point=None,
+def jacobian_columns(model: Model, states: Sequence[JointState], body: int, point=None,
                      local: bool = False) -> list[tuple[int, SX, SX]]:
     """``(j, J_w, J_v)`` for each joint ``j`` from the base down to ``body``: its columns of
     the Jacobian of ``body``'s frame origin (or of ``point``, 3, in its frame), base-frame
@@ -101,7 +133,7 @@ def jacobian_columns(model: Model, states: list[JointState], body: int, point=No
     return [(j, *states[j].type.axes(frame).point_columns(end, 1)) for j, frame in chain]
 
 
-def poses_seen_from(model: Model, states: list[JointState], joint: int,
+def poses_seen_from(model: Model, states: Sequence[JointState], joint: int,
                      offset: Transform) -> list[tuple[int, Transform]]:
     """``(j, pose of j's frame in the frame offset by ``offset`` from joint's)`` for the
     joints from the base down to ``joint``, top first."""
