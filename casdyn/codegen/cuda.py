@@ -177,17 +177,13 @@ def _stage_plan(listed: list[_Instruction], stage: int) -> tuple[list[int], dict
     the number of columns (a column is reused once the value it held is read no more)."""
     starts = list(range(0, len(listed), stage)) or [0]
     stage_of = [k // stage for k in range(len(listed))]
-    writer: dict[int, int] = {}  # slot -> instruction that last wrote it
     last_read: dict[int, int] = {}  # producing instruction -> last stage that reads it
     reads: list[tuple[int, int, int]] = []  # (reading instruction, position, producer)
-    for k, instruction in enumerate(listed):
-        for position, slot in enumerate(_reads(instruction)):
-            producer = writer[slot]
+    for k, producers in enumerate(_producers(listed)):
+        for position, producer in enumerate(producers):
             if stage_of[producer] != stage_of[k]:
                 reads.append((k, position, producer))
                 last_read[producer] = max(last_read.get(producer, 0), stage_of[k])
-        if instruction.op != ca.OP_OUTPUT:
-            writer[instruction.target] = k
     # columns by interval colouring: producer's stage .. last reading stage
     column_of: dict[int, int] = {}
     free_after: list[int] = []  # column -> last stage it is read in
