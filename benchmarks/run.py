@@ -118,10 +118,9 @@ def compiled_speed(bench_models, rounds: int, calls: int) -> tuple[str, str, dic
     return table(SPEED_HEADER, rows), table(SPEED_HEADER, derivative_rows), results
 
 
-# the Functions native.py exports for each quantity of its output
-_KEYS = {"ID": ("inverse_dynamics", {"fext": False}), "FD": ("forward_dynamics", {"fext": False}),
-         "M": ("mass_matrix", {}), "dID": ("inverse_dynamics_derivatives", {"fext": False}),
-         "dFD": ("forward_dynamics_derivatives", {"fext": False})}
+# the Function native.py exports for each quantity of its output, in its order
+_KEYS = dict(zip(("ID", "FD", "M", "dID", "dFD"), native.FUNCTIONS + native.DERIVATIVES,
+                 strict=True))
 
 
 def floors(bench_models, results: dict) -> str:
@@ -131,7 +130,8 @@ def floors(bench_models, results: dict) -> str:
     for name, (urdf, _, _) in bench_models.items():
         robot = casdyn.load_urdf(urdf)
         for key, (ours, _, _) in results[name].items():
-            function_name, options = _KEYS[key]
+            function_name, options = (_KEYS[key], {}) if isinstance(_KEYS[key], str) \
+                else _KEYS[key]
             operations, calls, depth = floor.counts(robot.function(function_name, **options))
             least = floor.floor_ns(operations, depth, latency, issue)
             rows.append([name, key, str(operations), str(calls), str(depth),
