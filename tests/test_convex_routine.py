@@ -393,3 +393,20 @@ def test_collision_distances_warn_where_the_routine_stopped(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         robot.collision_distances(np.array([[0.0], [0.3]]), obstacles=[far])
+
+
+def test_new_pairs_link_the_routine_compiled_once(tmp_path, monkeypatch):
+    """The routine's object is compiled once and kept; each new set of hulls compiles only
+    its small table of entries (0.05 s instead of 0.7 s) and links with it."""
+    from casdyn.codegen import convex_routine
+
+    monkeypatch.setenv("CASDYN_CACHE", str(tmp_path))
+    rng = np.random.default_rng(11)
+    far = np.eye(4)
+    far[:3, 3] = [2.0, 0.0, 0.0]
+    for _ in range(3):
+        a, b = rng.normal(size=(20, 3)), rng.normal(size=(8, 3))
+        normal = convex_routine.routine(a, b)(np.eye(4), far).full().ravel()[:3]
+        assert np.linalg.norm(normal) == pytest.approx(1.0)
+    assert len(list(tmp_path.glob("libcasdyn_convex_*.so"))) == 3
+    assert len(list((tmp_path / "objects").glob("*.o"))) == 1

@@ -134,7 +134,8 @@ def checked_flags(flags) -> tuple[str, ...] | None:
     return listed
 
 
-Command = tuple[list[str], str, int]  # (command, the file it builds from, its work)
+# (command, the file it builds from, its work, whether its object is kept in the cache)
+Command = tuple[list[str], str, int, bool]
 
 
 def commands(cc: str, files: Sequence[CFile], library: str,
@@ -154,20 +155,21 @@ def commands(cc: str, files: Sequence[CFile], library: str,
     if len(files) == 1:
         [only] = files
         return [([cc, *file_flags(only), f"{only.name}.c", "-o", library, "-lm"],
-                 f"{only.name}.c", only.work)]
+                 f"{only.name}.c", only.work, False)]
     linked = CFile("", 0, 0)  # the link takes the flags of a small file
     order = sorted(files, key=lambda c_file: -c_file.work)
     return [([cc, *(f for f in file_flags(c_file) if f != "-shared"), "-c", f"{c_file.name}.c",
-              "-o", f"{c_file.name}.o"], f"{c_file.name}.c", c_file.work)
+              "-o", f"{c_file.name}.o"], f"{c_file.name}.c", c_file.work,
+             c_file.shared or c_file.work >= sizes.KEEP_OBJECT)
             for c_file in order] + \
         [([cc, *file_flags(linked), *(f"{c_file.name}.o" for c_file in order), "-o", library,
-           "-lm"], library, 0)]
+           "-lm"], library, 0, False)]
 
 
 def run(plan: list[Command], scratch: Path, progress: Progress = SILENT) -> None:
     """Run the ``plan`` of :func:`commands` in ``scratch``: the objects in parallel, one per
-    core (those of :data:`casdyn.sizes.KEEP_OBJECT` instructions or more from the cache
-    when compiled before, and kept there), then the link. A failure is an
+    core (those of :data:`casdyn.sizes.KEEP_OBJECT` instructions or more, and shared
+    routines, from the cache when compiled before, and kept there), then the link. A failure is an
     :class:`ExportError` with the compiler's last lines."""
 
     def execute(command: list[str], label: str) -> None:
@@ -177,8 +179,8 @@ def run(plan: list[Command], scratch: Path, progress: Progress = SILENT) -> None
             tail = "\n".join(result.stderr.strip().splitlines()[-8:])
             raise ExportError(f"compiling {label} failed ({' '.join(command)}):\n{tail}")
 
-    def compile_object(command: list[str], label: str, work: int) -> None:
-        if work < sizes.KEEP_OBJECT:
+    def compile_object(command: list[str], label: str, work: int, kept: bool) -> None:
+        if not kept:
             execute(command, label)
             return
         target = scratch / command[command.index("-o") + 1]

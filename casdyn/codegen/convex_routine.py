@@ -22,11 +22,13 @@ the exact first derivative almost everywhere: closest points and the normal are 
 changes ``d``. Second derivatives leave out the curvature of
 the distance (that of a fixed normal and fixed witness points).
 
-The routine is compiled once per set of hull pairs with the system C compiler and kept in
-casdyn's compile cache; ``compile()`` and ``export_c`` put its C into the generated files
-(:mod:`casdyn.codegen.externals`), so the exported code is self-contained. Geometry sits
-below codegen: this module installs itself as geometry's routine when it is imported
-(:func:`casdyn.geometry.distance.install_routine`), which ``import casdyn`` does.
+The routine is compiled once, to an object of casdyn's compile cache, with the system C
+compiler; each set of hull pairs gets a small library of its entries (the hulls' tables)
+linked with it, kept in the cache too. ``compile()`` and ``export_c`` put its C into the
+generated files (:mod:`casdyn.codegen.externals`), so the exported code is
+self-contained. Geometry sits below codegen: this module installs itself as geometry's
+routine when it is imported (:func:`casdyn.geometry.distance.install_routine`), which
+``import casdyn`` does.
 """
 
 from __future__ import annotations
@@ -81,18 +83,23 @@ _COMMON = """
 #endif
 #ifndef CASDYN_CONVEX_ENTRIES
 #define CASDYN_CONVEX_ENTRIES
+#ifndef CASDYN_CONVEX_LINKAGE
+#define CASDYN_CONVEX_LINKAGE static
+#endif
 /* sparsity patterns (CasADi's compressed column format): a dense 4x4 pose, the 11 outputs
    (normal, the witness points in a's and b's frames, the CASDYN_CVX_LIMITS bits reached and
    the width of the interval known to hold the distance), their structurally zero Jacobian
    with respect to a pose */
-static const casadi_int casdyn_convex_pose[] = {4, 4, 0, 4, 8, 12, 16,
+CASDYN_CONVEX_LINKAGE const casadi_int casdyn_convex_pose[] = {4, 4, 0, 4, 8, 12, 16,
     0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3};
-static const casadi_int casdyn_convex_out[] = {11, 1, 0, 11, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-static const casadi_int casdyn_convex_zero[] = {11, 16,
+CASDYN_CONVEX_LINKAGE const casadi_int casdyn_convex_out[] = {11, 1, 0, 11,
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+CASDYN_CONVEX_LINKAGE const casadi_int casdyn_convex_zero[] = {11, 16,
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
-static int casdyn_convex_call(const double *va, int na, const double *vb, int nb,
-                              const casadi_real **arg, casadi_real **res) {
+CASDYN_CONVEX_LINKAGE int casdyn_convex_call(const double *va, int na, const double *vb,
+                                             int nb, const casadi_real **arg,
+                                             casadi_real **res) {
   double pa[16], pb[16], out[11];
   int k, info[4];
   for (k = 0; k < 16; ++k) {  /* CasADi passes a null argument for an all-zero input */
@@ -105,6 +112,29 @@ static int casdyn_convex_call(const double *va, int na, const double *vb, int nb
   return 0;
 }
 #endif
+"""
+
+# the routine as a C file of its own, compiled once to an object of the compile cache and
+# linked into every library of entries: its shared names hidden outside that library
+_LINKED = """
+#if defined(__GNUC__)
+#define CASDYN_CONVEX_LINKAGE __attribute__((visibility("hidden")))
+#else
+#define CASDYN_CONVEX_LINKAGE
+#endif
+"""
+
+# the entries' view of that file
+_DECLARED = """
+#ifndef casadi_real
+#define casadi_real double
+#endif
+#ifndef casadi_int
+#define casadi_int long long int
+#endif
+extern const casadi_int casdyn_convex_pose[], casdyn_convex_out[], casdyn_convex_zero[];
+int casdyn_convex_call(const double *va, int na, const double *vb, int nb,
+                       const casadi_real **arg, casadi_real **res);
 """
 
 _ENTRY = """
@@ -188,6 +218,13 @@ def source(names) -> str:
     return "\n".join([ROUTINE.read_text(), _COMMON, *(entry_source(n) for n in sorted(names))])
 
 
+def _linked_source(names) -> tuple[str, tuple[str, str]]:
+    """:func:`source` as two C files: the entries, and the routine ``(name, text)`` they
+    call, the same for every set of entries (compiled once, then linked)."""
+    entries = "\n".join([_DECLARED, *(entry_source(n) for n in sorted(names))])
+    return entries, ("casdyn_convex_routine", "\n".join([_LINKED, ROUTINE.read_text(), _COMMON]))
+
+
 def _compiled(names: list[str]) -> list[ca.Function]:
     """The external Functions of the entry points ``names``, from one library of the
     compile cache or built now (:func:`casdyn.codegen.library.compile_source`); each
@@ -195,7 +232,8 @@ def _compiled(names: list[str]) -> list[ca.Function]:
     from ..codegen.cache_dir import verified, write_file
     from ..codegen.library import compile_source
 
-    compiled = compile_source(source(names), "casdyn_convex", names,
+    entries, routine_file = _linked_source(names)
+    compiled = compile_source(entries, "casdyn_convex", names, shared=routine_file,
                               what="the distance between these shapes (a detailed convex "
                                    "mesh) is computed by a C routine")
     folder = _folder()

@@ -116,7 +116,7 @@ def compile_functions(
             library = store.library_path(scratch, basename).name
             plan = build.commands(cc, files, library, flags, (*(include or ()), *extra), quick)
             texts = [*(p.read_bytes() for p in sorted(scratch.iterdir())), *headers]
-            key = store.key(texts, [command for command, _, _ in plan])
+            key = store.key(texts, [command for command, *_ in plan])
             path = store.library_path(cache, f"{basename}_{key}")
 
             built: list[Path] = []
@@ -135,13 +135,15 @@ def compile_functions(
 
 
 def compile_source(text: str, name: str, symbols: list[str], *, what: str,
-                   native: bool = False) -> list:
+                   native: bool = False, shared: tuple[str, str] | None = None) -> list:
     """The ``casadi.external`` Functions ``symbols`` of the hand-written C ``text`` (a
     routine's entry points, in CasADi's external calling convention), compiled as
     ``lib<name>_<key>.so`` of the cache under the flags policy (portable by default: such a
     routine may serve a graph deserialised on another machine; ``native``: for this
     processor, where the compiler takes :data:`build.NATIVE_FLAG`, for a routine only this
-    process calls). A missing compiler, a failed build or an unusable cache is an
+    process calls). ``shared``, a C file's ``(name, text)`` that ``text`` calls, is compiled
+    to an object kept in the cache and linked in: the part many such libraries have alike
+    is compiled once. A missing compiler, a failed build or an unusable cache is an
     :class:`ExportError` that starts with ``what`` (such as "the distance of these shapes
     is computed by a C routine")."""
     try:
@@ -151,10 +153,15 @@ def compile_source(text: str, name: str, symbols: list[str], *, what: str,
         raise ExportError(f"{what} compiled on first use: {exc}") from None
     with _scratch(cache) as scratch:
         (scratch / f"{name}.c").write_text(text)
+        files = [source.CFile(name, 0, 0)]
+        if shared is not None:
+            (scratch / f"{shared[0]}.c").write_text(shared[1])
+            files.append(source.CFile(shared[0], 0, 1, shared=True))
         library = store.library_path(scratch, name).name
-        plan = build.commands(cc, [source.CFile(name, 0, 0)], library,
+        plan = build.commands(cc, files, library,
                               extra=build.native_flags(cc) if native else ())
-        path = store.library_path(cache, f"{name}_{store.key([text], [plan[0][0]])}")
+        texts = [text] if shared is None else [text, shared[1]]
+        path = store.library_path(cache, f"{name}_{store.key(texts, [c for c, *_ in plan])}")
 
         def make() -> Path:
             build.run(plan, scratch)

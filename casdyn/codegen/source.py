@@ -30,11 +30,14 @@ from . import externals, simd, split
 class CFile(NamedTuple):
     """One C file of a library: its name without ``.c``, the instructions that size its
     flags (:func:`casdyn.codegen.build.flags_for`), the work of compiling it (to start the
-    largest first) and whether it is the batched C of a Function."""
+    largest first), whether it is the batched C of a Function, and whether it is compiled
+    alike into many libraries (a hand-written routine: its object is kept in the compile
+    cache whatever its size)."""
     name: str
     size: int
     work: int
     batched: bool = False
+    shared: bool = False
 
 
 # CasADi writes its helpers (casadi_sq, casadi_fmin, casadi_copy, ...) as global functions. In
