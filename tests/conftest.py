@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from functools import cache
 
 # Numeric calls compile in the background by default; the tests count call paths and
 # compilations, so it is off unless a test turns it on (tests/test_background.py)
@@ -65,6 +66,19 @@ def load_case(case):
     robot = casdyn.load_urdf(text, floating_base=floating_base)
     return robot, Reference(text, robot.joint_names, robot.body_names,
                             floating_base=floating_base, mimic_joints=robot.mimic_joints)
+
+
+@cache
+def _shipped(name: str, floating_base: bool) -> casdyn.RigidBodyTree:
+    return casdyn.load_robot(name, floating_base=floating_base)
+
+
+@pytest.fixture(scope="session")
+def shipped():
+    """``shipped(name, floating_base=False)``: a shipped robot loaded once per session (per
+    pytest-xdist worker), shared by the modules whose tests only evaluate it, so that each
+    of its Functions is built once. Tests that compile a robot or change it load their own."""
+    return lambda name, floating_base=False: _shipped(name, floating_base)
 
 
 RANDOM_SEEDS = list(range(8))

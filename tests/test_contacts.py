@@ -214,8 +214,8 @@ def test_contact_dynamics_derivatives_match_finite_differences():
     assert np.abs(np.vstack([dqdd_dq, dforces_dq]) - numeric).max() <= 1e-6 * scale
 
 
-def test_redundant_contacts_are_refused_with_their_names():
-    robot = casdyn.load_robot("solo12", floating_base=True)
+def test_redundant_contacts_are_refused_with_their_names(shipped):
+    robot = shipped("solo12", floating_base=True)
     corners = [Contact("base_link", "point", (x, y, 0.0)) for x in (-0.1, 0.1)
                for y in (-0.05, 0.05)]
     with pytest.raises(casdyn.ModelError, match=r"redundant.*base_link"):
@@ -248,8 +248,8 @@ def test_contact_functions_are_casadi_functions_that_differentiate_and_export(tm
                  robot.contact_dynamics(q, qd, tau, SOLO_FEET)[1])
 
 
-def test_batches_of_states_give_each_state_its_own_result():
-    robot = casdyn.load_robot("solo12", floating_base=True)
+def test_batches_of_states_give_each_state_its_own_result(shipped):
+    robot = shipped("solo12", floating_base=True)
     states = [random_state(robot, seed) for seed in range(3)]
     q, qd, tau = (np.array([s[i] for s in states]) for i in range(3))
     qdd, forces = robot.contact_dynamics(q, qd, tau, SOLO_FEET)
@@ -265,8 +265,8 @@ def test_batches_of_states_give_each_state_its_own_result():
     ([], "at least one"),
     ([Contact("world")], "base"),
 ])
-def test_bad_contacts_are_input_errors(contacts, message):
-    robot = casdyn.load_robot("solo12", floating_base=True)
+def test_bad_contacts_are_input_errors(contacts, message, shipped):
+    robot = shipped("solo12", floating_base=True)
     with pytest.raises(casdyn.InputError, match=message):
         robot.contact_dynamics(None, None, None, contacts)
 

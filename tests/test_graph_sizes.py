@@ -65,8 +65,8 @@ def test_every_shipped_robot_has_ceilings():
 @pytest.mark.parametrize("name, floating_base",
                          [(name, False) for name in sorted(CEILINGS)]
                          + [(name, True) for name in sorted(FLOATING_CEILINGS)])
-def test_graph_sizes_stay_under_their_ceilings(name, floating_base):
-    robot = casdyn.load_robot(name, floating_base=floating_base)
+def test_graph_sizes_stay_under_their_ceilings(name, floating_base, shipped):
+    robot = shipped(name, floating_base=floating_base)
     over = _over_ceilings(robot, (FLOATING_CEILINGS if floating_base else CEILINGS)[name])
     assert not over, f"{name}: (size, ceiling) {over}"
 

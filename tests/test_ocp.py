@@ -29,8 +29,8 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 @pytest.fixture(scope="module")
-def robot():
-    return casdyn.load_robot("solo12", floating_base=True)
+def robot(shipped):
+    return shipped("solo12", floating_base=True)
 
 
 @pytest.fixture(scope="module")

@@ -32,8 +32,8 @@ def raises(message: str):
 
 
 @pytest.fixture(scope="module")
-def solo():
-    return casdyn.load_robot("solo12", floating_base=True)
+def solo(shipped):
+    return shipped("solo12", floating_base=True)
 
 
 def standing(robot) -> np.ndarray:

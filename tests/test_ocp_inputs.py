@@ -27,8 +27,8 @@ NAN, INF = math.nan, math.inf
 
 
 @pytest.fixture(scope="module")
-def robot():
-    return casdyn.load_robot("solo12", floating_base=True)
+def robot(shipped):
+    return shipped("solo12", floating_base=True)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-import casdyn
 from casdyn.ocp import ContactModel, FramePlacement
 from casdyn.ocp.residuals import Knot
 
@@ -17,8 +16,8 @@ FRAME = "FL_LOWER_LEG"
 
 
 @pytest.fixture(scope="module")
-def solo():
-    return casdyn.load_robot("solo12", floating_base=True)
+def solo(shipped):
+    return shipped("solo12", floating_base=True)
 
 
 @pytest.fixture(scope="module")

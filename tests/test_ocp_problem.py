@@ -44,13 +44,13 @@ def raises(message: str):
 
 
 @pytest.fixture(scope="module")
-def solo():
-    return casdyn.load_robot("solo12", floating_base=True)
+def solo(shipped):
+    return shipped("solo12", floating_base=True)
 
 
 @pytest.fixture(scope="module")
-def arm():
-    return casdyn.load_robot("ur5e")
+def arm(shipped):
+    return shipped("ur5e")
 
 
 def arm_problem(arm, N=12, effort=30.0):

@@ -15,9 +15,9 @@ import casdyn
 
 @pytest.fixture(scope="module", params=[("ur5e", False), ("solo12", True)],
                 ids=["ur5e", "solo12-floating"])
-def robot(request):
+def robot(request, shipped):
     name, floating = request.param
-    return casdyn.load_robot(name, floating_base=floating)
+    return shipped(name, floating_base=floating)
 
 
 def differences(first, robot, q, qd, x, by: str, h: float = 1e-6) -> list[np.ndarray]:
