@@ -16,8 +16,8 @@ N = 7
 
 
 @pytest.fixture(scope="module")
-def robot():
-    return casdyn.load_robot("torso_two_arms")
+def robot(shipped):
+    return shipped("torso_two_arms")
 
 
 @pytest.fixture(scope="module")

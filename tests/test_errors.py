@@ -27,8 +27,8 @@ def load_error(text) -> URDFError:
 
 
 @pytest.fixture(scope="module")
-def robot():
-    return casdyn.load_robot("ur5e")
+def robot(shipped):
+    return shipped("ur5e")
 
 
 def test_malformed_xml_names_the_line():

@@ -36,8 +36,8 @@ PER_BODY = ("geometric_jacobian", "get_transform", "external_force", "frame_velo
 
 
 @pytest.fixture(scope="module")
-def robot():
-    return casdyn.load_robot("ur5e")
+def robot(shipped):
+    return shipped("ur5e")
 
 
 @pytest.mark.parametrize("name", SPEC_SIGNATURES)
