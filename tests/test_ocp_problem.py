@@ -175,6 +175,7 @@ def unbounded(problem):
                    velocity_limit=np.inf, position_limits=None)
 
 
+@pytest.mark.slow  # several seconds: the full tier only
 def test_without_inequalities_a_riccati_recursion_solves_each_qp(solo):
     """Nothing bounds the step: the QP's solution by one Riccati recursion is HPIPM's, and
     the SQP reaches Ipopt's optimum."""
@@ -293,6 +294,7 @@ def test_compiled_stages_give_the_interpreted_numbers(arm, tmp_path, monkeypatch
 
 
 # -- parameters ------------------------------------------------------------------------------
+@pytest.mark.slow  # several seconds: the full tier only
 def test_changing_weights_references_and_modes_builds_nothing(solo, monkeypatch):
     problem, parameters, x0 = trot_problem(solo, N=4)
     sqp = SQP(problem, compile=False)
