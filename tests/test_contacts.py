@@ -6,6 +6,8 @@ gravity, impacts stop the contact points."""
 
 from __future__ import annotations
 
+import itertools
+
 import casadi as ca
 import numpy as np
 import pinocchio as pin
@@ -212,6 +214,52 @@ def test_contact_dynamics_derivatives_match_finite_differences():
     numeric = np.stack(columns, axis=1)
     scale = np.abs(numeric).max()
     assert np.abs(np.vstack([dqdd_dq, dforces_dq]) - numeric).max() <= 1e-6 * scale
+
+
+@pytest.mark.parametrize("case", ["solo12-two-feet-6d", "random-3",
+                                  pytest.param("talos-feet-6d", marks=pytest.mark.slow)])
+def test_switched_contacts_give_each_subset_its_own_dynamics(case):
+    """``switched=True``: one graph whose input ``held`` (a flag per body) picks the contacts
+    held. Every subset (none: forward dynamics, zero forces) gives the numbers of that
+    subset's own Functions: the accelerations, the held contacts' forces (the released ones'
+    zero) and all six derivatives (mixed 6-D and point contacts, external forces)."""
+    robot, _, contacts = _case(*CASES[case])
+    q, qd, tau, fext = random_state(robot, 23)
+    dynamics = robot.function("contact_dynamics", contacts=contacts, switched=True)
+    derivatives = robot.function("contact_dynamics_derivatives", contacts=contacts,
+                                 switched=True)
+    assert dynamics.name_in()[-1] == "held" and dynamics.size_in(5) == (robot.n_bodies, 1)
+    width = max(c.size for c in contacts)
+    for mask in itertools.product([0, 1], repeat=len(contacts)):
+        held = np.zeros(robot.n_bodies)
+        held[_bodies(robot, contacts)] = mask
+        qdd, forces = (np.asarray(x) for x in dynamics(q, qd, tau, fext, 2.0, held))
+        d = [np.asarray(x) for x in derivatives(q, qd, tau, fext, 2.0, held)]
+        on = [c for c, m in zip(contacts, mask, strict=True) if m]
+        off = [k for k, m in enumerate(mask) if not m]
+        assert not forces[off].any()
+        if not on:
+            assert_close(qdd.ravel(), robot.forward_dynamics(q, qd, tau, fext), 1e-12)
+            free = robot.forward_dynamics_derivatives(q, qd, tau, fext)
+            for k in range(3):
+                assert_close(d[k], free[k], 1e-12)
+                assert not d[3 + k].any()
+            continue
+        rows = np.concatenate([np.arange(k * width, (k + 1) * width)
+                               for k, m in enumerate(mask) if m])
+        want_qdd, want_forces = robot.contact_dynamics(q, qd, tau, on, fext, damping=2.0)
+        assert_close(qdd.ravel(), want_qdd, 1e-12)
+        assert_close(forces[np.flatnonzero(mask)], want_forces.reshape(len(on), -1)
+                     if width == want_forces.shape[-1] else
+                     np.hstack([np.zeros((len(on), 3)), want_forces]), 1e-12)
+        want = robot.contact_dynamics_derivatives(q, qd, tau, on, fext, damping=2.0)
+        for k in range(3):
+            assert_close(d[k], want[k], 1e-12)
+            got_forces = d[3 + k][rows]
+            if want[3 + k].shape[0] < got_forces.shape[0]:  # points only: no moment rows
+                got_forces = got_forces[[i for i in range(len(rows)) if i % width >= 3]]
+            assert_close(got_forces, want[3 + k], 1e-12)
+            assert not np.delete(d[3 + k], rows, axis=0).any()
 
 
 def test_redundant_contacts_are_refused_with_their_names(shipped):

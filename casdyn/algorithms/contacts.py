@@ -99,15 +99,24 @@ class ContactSystem:
     complement of a set of contacts at ``(q, qd)``, for a mass matrix ``M``."""
 
     def __init__(self, model: Model, M: SX, q: SX, qd: SX, contacts: tuple[Contact, ...],
-                 bodies: list[int], loops: tuple = ()):
+                 bodies: list[int], loops: tuple = (), held: SX | None = None):
         """``loops`` (:class:`casdyn.model.loops.Loop`) are held too: their rows follow
-        the contacts' in ``J``, ``drift`` and the multipliers."""
+        the contacts' in ``J``, ``drift`` and the multipliers.
+
+        ``held``: one flag per contact (0 or 1, symbols of one graph for every subset of
+        the contacts): a contact flagged 0 is released, its rows of ``J`` and ``drift`` zero
+        and its diagonal of ``K`` one, so that its multipliers solve ``lam = 0`` and the
+        motion is that of the contacts flagged 1 alone (exactly, for flags 0 and 1)."""
         zero = SX.zeros(model.nv, 1)
         self.contacts, self.loops = contacts, loops
         self.J = ca.vertcat(*[c.rows(geometric_jacobian(model, q, b, c.point))
                               for c, b in zip(contacts, bodies, strict=True)])
         self.drift = ca.vertcat(*[c.rows(frame_acceleration(model, q, qd, zero, b, c.point))
                                   for c, b in zip(contacts, bodies, strict=True)])
+        if held is not None:
+            rows = ca.vertcat(*[ca.repmat(held[k], c.size, 1) for k, c in enumerate(contacts)])
+            self.J = self.J * ca.repmat(rows, 1, model.nv)
+            self.drift = self.drift * rows
         if loops:
             J, drift = loop_rows(model, q, qd, loops)
             self.J = ca.vertcat(self.J, J) if contacts else J
@@ -116,6 +125,9 @@ class ContactSystem:
         W = self.factor.solve_transposed(self.J.T)  # rows of L^-T J^T
         self.Z = _matrix(self.factor.scaled(W))  # D^-1 W
         self.K = ca.mtimes(_matrix(W).T, self.Z)  # the Delassus matrix J M^-1 J^T
+        if held is not None:
+            released = ca.vertcat(1 - rows, SX.zeros(self.K.size1() - rows.numel(), 1))
+            self.K = self.K + ca.diag(released)
         self.K_factor = LDLT(self.K)
 
     def solve(self, r: SX, b: SX) -> tuple[SX, SX]:

@@ -10,31 +10,38 @@ from ..algorithms import configuration, contacts, dynamics
 from ..math.spatial import SX
 from ..model.tree import Model
 from .build_dynamics import generalized_forces, inverse_dynamics_partials
-from .inputs import DAMPING, FEXT, QD, QD_MINUS, RESTITUTION, TAU, Q
+from .inputs import DAMPING, FEXT, HELD, QD, QD_MINUS, RESTITUTION, TAU, Q
 from .registry import builds
 from .stages import Stages
 
 
 def held(model: Model, s: dict, qd: SX, listed: tuple, stages: Stages,
-         what: str) -> contacts.ContactSystem:
+         what: str, switched: bool = False) -> contacts.ContactSystem:
     """The KKT system of the ``listed`` contacts and the robot's closed loops at
     ``(q, qd)``, refused where ``M`` is singular or the constraints are redundant (their
-    forces would not be unique)."""
+    forces would not be unique). ``switched``: each contact held where its body's flag of
+    the input ``held`` is 1, released where it is 0 (the check is of all of them held)."""
     stages.require_regular_mass_matrix(what)
     bodies = [model.body_index(contact.body) for contact in listed]
     M = dynamics.crba(stages.grouped, s["q"])
-    system = contacts.ContactSystem(model, M, s["q"], qd, listed, bodies, model.loops)
-    stages.check_contacts_independent(system.constraints, s["q"], system.K)
+    flags = ca.vertcat(*[s[HELD.name][b] for b in bodies]) if switched else None
+    system = contacts.ContactSystem(model, M, s["q"], qd, listed, bodies, model.loops, flags)
+    K = system.K if flags is None else \
+        ca.substitute(system.K, s[HELD.name], SX.ones(s[HELD.name].shape))
+    stages.check_contacts_independent(system.constraints, s["q"], K)
     return system
 
 
 def _contact_system(model: Model, s: dict, qd: SX, options: dict, stages: Stages,
                     what: str) -> contacts.ContactSystem:
-    return held(model, s, qd, options["contacts"], stages, what)
+    return held(model, s, qd, options["contacts"], stages, what,
+                options.get("switched", False))
 
 
+# switched=True: one graph for every subset of the contacts, the input held (one flag per
+# body, as fext's rows) saying which are held (an optimal control problem's stance modes)
 @builds("contact_dynamics", (Q, QD, TAU, FEXT, DAMPING), ("qdd", "forces"),
-        contacts=None, fext=True)
+        contacts=None, fext=True, switched=False)
 def contact_dynamics(model: Model, s: dict, options: dict, stages: Stages) -> list[SX]:
     system, qdd, forces = _held_motion(model, s, options, stages, "contact dynamics")
     return [qdd, system.per_contact(forces)]
@@ -52,7 +59,7 @@ def _held_motion(model: Model, s: dict, options: dict, stages: Stages,
 
 @builds("contact_dynamics_derivatives", (Q, QD, TAU, FEXT, DAMPING),
         ("dqdd_dq", "dqdd_dqd", "dqdd_dtau", "dforces_dq", "dforces_dqd", "dforces_dtau"),
-        contacts=None, fext=True)
+        contacts=None, fext=True, switched=False)
 def contact_dynamics_derivatives(model: Model, s: dict, options: dict,
                                  stages: Stages) -> list[SX]:
     """The derivatives of :func:`contact_dynamics`' ``qdd`` (nv rows) and ``forces`` (one

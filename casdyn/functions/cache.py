@@ -10,7 +10,7 @@ import casadi as ca
 from ..algorithms import identification
 from ..math.spatial import SX
 from ..model.tree import Model
-from .inputs import FEXT, PI, symbols
+from .inputs import FEXT, HELD, PI, symbols
 from .names import function_name
 from .registry import SIGNATURES, resolve_options
 from .size_policy import sx_function
@@ -88,6 +88,8 @@ def _build_function(stages: Stages, c_name: str, name: str, options: dict) -> ca
         outputs = signature.parametric(identification.parametric(model, s[PI.name]), s, stages)
     else:
         outputs = signature.build(model, s, options, stages)
+    if options.get("switched"):
+        inputs.append(HELD.name)
     # the first outputs of the signature (collision_distances has J only with jacobian=)
     return sx_function(c_name, name, [s[i] for i in inputs], outputs, inputs,
                        list(signature.outputs)[: len(outputs)])

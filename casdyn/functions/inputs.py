@@ -85,9 +85,13 @@ QD_MINUS = Input("qd_minus", _nv)
 RESTITUTION = Input("restitution", _one)
 # the inertial parameters (option parameters=True); left out, the model's own
 PI = Input("pi", identification.parameter_count, default=identification.inertial_parameters)
+# which bodies' contacts are held (option switched=True), one flag per body as fext's rows;
+# left out, all of them
+HELD = Input("held", lambda model: len(model.bodies),
+             default=lambda model: np.ones(len(model.bodies)))
 
 INPUTS: dict[str, Input] = {i.name: i for i in (Q, QD, QDD, TAU, FEXT, WRENCH, V, Q0, Q1,
-                                                DAMPING, QD_MINUS, RESTITUTION, PI)}
+                                                DAMPING, QD_MINUS, RESTITUTION, PI, HELD)}
 
 
 def symbols(model: Model) -> dict[str, SX]:

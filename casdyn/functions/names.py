@@ -66,6 +66,8 @@ def readable_name(name: str, options: dict) -> str:
         parts.append("nofext")
     if options.get("parameters"):
         parts.append("parametric")
+    if options.get("switched"):
+        parts.append("switched")
     if options.get("jacobian"):
         parts.append("jacobian" if options["jacobian"] is True else "jacobian_ad")
     frames = [str(options[key]) for key in ("body", "relative_to")

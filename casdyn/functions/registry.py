@@ -128,7 +128,7 @@ def resolve_options(model: Model, name: str, options: dict) -> dict:
         model.body_index(resolved["body"], allow_base=name != "external_force")
     if resolved.get("relative_to") is not None:
         model.body_index(resolved["relative_to"], allow_base=True)
-    for flag in ("fext", "parameters"):
+    for flag in ("fext", "parameters", "switched"):
         if flag in accepted and not isinstance(resolved[flag], bool):
             raise InputError(f"option {flag} of {name!r} must be True or False")
     if "dt" in accepted:
