@@ -14,8 +14,9 @@ centre-of-mass references into the problem's parameters and runs one real-time i
 (:class:`casdyn.plant.MujocoPlant`: box soles, 1 ms steps) applies the first torques. At
 ``PUSH_AT`` a force of ``PUSH_N`` newtons pushes the torso sideways for ``PUSH_S``.
 
-Needs ``pip install example-robot-data mujoco``. The first run compiles the three stage
-linearisations (about a minute on two cores; kept in casdyn's compile cache).
+Needs ``pip install example-robot-data mujoco``. The first run compiles the stance modes'
+linearisations, one graph with the held soles an input (about 7 s on two cores; kept in
+casdyn's compile cache).
 
 Run:  python examples/humanoid_mpc.py [--quick] [--json] [--save FILE.npz] [--plot-dir DIR]
       [--interpreted]
@@ -157,7 +158,8 @@ class Walker:
             [StateResidual(weight=10 * state), CenterOfMass(weight=[1e4, 1e4, 1e3])],
             modes=MODES)
         start = time.perf_counter()
-        self.sqp = SQP(self.problem, compile=compile,
+        # switched: the three stance modes' linearisations as one graph, compiled once
+        self.sqp = SQP(self.problem, compile=compile, switched=True,
                        hpipm={"mode": "speed_abs", "iter_max": HPIPM_ITERATIONS})
         self.build_s = time.perf_counter() - start
         q = robot.home_configuration()

@@ -129,10 +129,12 @@ def test_sqp_cold_solve_reaches_ipopt_optimum_on_a_solo12_trot(solo, friction):
     assert abs(result.cost - cost) <= 1e-6 * cost
 
 
-@pytest.mark.parametrize("friction", ["pyramid", "exact"])
-def test_the_linearisation_is_ad_of_the_stage(solo, friction):
+@pytest.mark.parametrize("friction, switched", [("pyramid", False), ("exact", False),
+                                                 ("pyramid", True)])
+def test_the_linearisation_is_ad_of_the_stage(solo, friction, switched):
     """The SQP's QP data from the analytical contact-dynamics derivatives equal CasADi's AD
-    of the whole stage (step, residuals, friction rows) in every mode."""
+    of the whole stage (step, residuals, friction rows) in every mode; ``switched``: the
+    motion modes' one graph with the held feet an input gives each mode's numbers."""
     problem, _, x0 = trot_problem(solo, friction=friction)
     # and a touchdown, whose impulse solve the SQP differentiates by AD; residuals of the
     # forces alone, whose Hessian the SQP forms through the forces' derivatives
@@ -141,7 +143,11 @@ def test_the_linearisation_is_ad_of_the_stage(solo, friction):
     costs = [*problem.costs, ContactForce("FL_FOOT", weight=1e-3), cone]
     problem = Problem(problem.model, problem.N, costs, problem.terminal_costs,
                       modes=[*MODES, Impulse((1, 1, 0, 1))], friction=friction)
-    sqp = SQP(problem, compile=False)
+    sqp = SQP(problem, compile=False, switched=switched)
+    calls = [{f.name() for f in function.find_functions()} for function in sqp._functions]
+    # switched: each motion mode calls the one graph; the touchdown keeps a graph of its own
+    assert [("ocp_linear_switched" in c) for c in calls[:-1]] == \
+        [switched and not impulse for impulse in problem.impulses]
     m = problem.model
     rng = np.random.default_rng(3)
     x = x0.copy()

@@ -46,23 +46,31 @@ class HorizonQP:
     :class:`casdyn.ocp.SQP`'s."""
 
     def __init__(self, problem: Problem, *, regularization: float, compile: bool,
-                 progress: bool | None, riccati: bool):
+                 progress: bool | None, riccati: bool, switched: bool = False):
         self.problem, self.model, self.N = problem, problem.model, problem.N
         self.regularization = regularization
+        motion = [k for k in range(len(problem.modes)) if not problem.impulses[k]]
+        # the motion modes' stages as one graph with the held feet an input (switched)
+        self.switched = motion if switched and len(motion) > 1 else []
         self.ndx, self.nu, self.ng = self.model.ndx, self.model.nu, problem.n_rows
         self.stage = self.ndx + self.nu
         self.size = self.stage * self.N + self.ndx
         self.functions = self._stage_functions(compile, progress)
         self._glue(self.functions[:-1], self.functions[-1], riccati)
 
-    def _stage(self, mode: int) -> ca.Function:
-        """(x, u, x_next, p, lam) -> (d, A, B, H, g, h, C, D, cost).
+    def _stage(self, mode: int | None) -> list[ca.Function]:
+        """The parts of the stage Function ``(x, u, x_next, p, lam) -> (d, A, B, H, g, h, C,
+        D, cost)`` (:func:`_assembled`); for ``mode`` None, the motion modes' switched stage,
+        with the flags ``held`` (one per foot) a last input.
 
         The dynamics enter through their value and their analytical derivatives
         (:meth:`ContactModel.dynamics_derivatives`): the stage is differentiated with the
         accelerations and forces replaced by their first-order expansions in ``w = [dx; du]``,
         so AD only sees the step, the residuals and the rows, never the contact solve (a
-        touchdown's small impulse solve is differentiated by AD)."""
+        touchdown's small impulse solve is differentiated by AD). A mode of motion has two
+        parts: the dynamics' derivatives, and the rest with them as inputs, two C files
+        that compile at once on two cores (TALOS's double support: 112k and 40k
+        instructions, the first 7.5 s to compile as one)."""
         m, problem = self.model, self.problem
         x, u, x_next = ca.SX.sym("x", m.nx), ca.SX.sym("u", m.nu), ca.SX.sym("x_next", m.nx)
         p = ca.SX.sym("p", problem.stage_layout.size)
@@ -70,8 +78,11 @@ class HorizonQP:
         # the exact cone's tangential directions: constants of the linearisation, the
         # forces' own at the point (w = 0)
         directions = ca.SX.sym("directions", 2, len(m.feet))
-        expand = self._impulse_terms if problem.impulses[mode] else self._motion_terms
-        outputs, forces_at, by_forces = expand(mode, [x, u, x_next, p, dx, du, directions])
+        held = ca.SX.sym("held", len(m.feet)) if mode is None else None
+        expand = self._impulse_terms if mode is not None and problem.impulses[mode] else \
+            partial(self._motion_terms, held=held)
+        outputs, forces_at, by_forces, derivatives = expand(
+            mode, [x, u, x_next, p, dx, du, directions])
         defect, r, weights, h, J = ca.substitute(outputs, [directions],
                                                  [problem.directions(forces_at)])
         n, nr = m.ndx, r.numel()
@@ -95,16 +106,23 @@ class HorizonQP:
         # dynamics and their derivatives both build, but costs more time than it saves the
         # compiler (solo12's trot: build_s 9.2-9.5 s against 10.1-10.7 s with it, the same
         # solve times)
-        return ca.Function(f"ocp_linear_{problem.mode_tag(mode)}", [x, u, x_next, p, lam],
-                           [defect, J[:n, :n], J[:n, n:], H, g, h, Jh[:, :n], Jh[:, n:], cost])
+        tag = "switched" if mode is None else problem.mode_tag(mode)
+        inputs = [x, u, x_next, p, lam] + [held] * (mode is None)
+        outputs = [defect, J[:n, :n], J[:n, n:], H, g, h, Jh[:, :n], Jh[:, n:], cost]
+        if derivatives is None:
+            return [ca.Function(f"ocp_linear_{tag}", inputs, outputs)]
+        function, symbols = derivatives
+        return [ca.Function(f"ocp_linear_{tag}_terms", inputs + symbols, outputs), function]
 
     def _rows(self, x, dx, forces, directions):
         return ca.vertcat(self.problem.friction_rows(forces, directions),
                           self.problem.state_rows(self.model.integrate_state(x, dx)))
 
-    def _motion_terms(self, mode: int, symbols: list) -> tuple[list, ca.SX]:
+    def _motion_terms(self, mode: int | None, symbols: list,
+                      held: ca.SX | None = None) -> tuple[list, ca.SX]:
         """``[defect, r, w, h, J]`` at ``w = 0`` (``J`` their Jacobian by ``w``) and the
-        forces, for a mode of motion: the chain rule through the dynamics' derivatives."""
+        forces, for a mode of motion (``held``, for ``mode`` None: the flags of the switched
+        dynamics): the chain rule through the dynamics' derivatives."""
         m, problem = self.model, self.problem
         x, u, x_next, p, dx, du, directions = symbols
         w = ca.vertcat(dx, du)
@@ -117,9 +135,16 @@ class HorizonQP:
                          [defect, r, weights, h, ca.jacobian(out, w), ca.jacobian(out, qdd),
                           ca.jacobian(out, ca.vec(forces))])
         # evaluated at w = 0 by a call, which folds the zeros into a smaller graph
-        stance = problem.modes[mode]
-        qdd_at, forces_at = m.dynamics(stance)(x, u)
-        d_qdd, d_forces = m.dynamics_derivatives(stance)(x, u)
+        if held is None:
+            stance = problem.modes[mode]
+            qdd_at, forces_at = m.dynamics(stance)(x, u)
+            derivatives = m.dynamics_derivatives(stance)
+        else:
+            qdd_at, forces_at = m.switched()(x, u, held)
+            derivatives = m.switched(derivatives=True)
+        # the derivatives: inputs here (their own Function, a C file of its own)
+        d_qdd = ca.SX.sym("dqdd", derivatives.sparsity_out(0))
+        d_forces = ca.SX.sym("dforces", derivatives.sparsity_out(1))
         outputs = at(x, u, x_next, p, ca.SX.zeros(w.numel()), directions, qdd_at, forces_at)
         J_w, J_qdd, J_forces = outputs[4:]
         J = J_w + ca.mtimes(J_qdd, d_qdd) + ca.mtimes(J_forces, d_forces)
@@ -129,7 +154,7 @@ class HorizonQP:
         forcing = ca.sum2(ca.fabs(J_forces[n : n + nr, :]))
         rows = [i for i in range(nr) if moving[i].is_zero() and not forcing[i].is_zero()]
         by_forces = (rows, J_forces[n : n + nr, :], d_forces) if rows else None
-        return [*outputs[:4], J], forces_at, by_forces
+        return [*outputs[:4], J], forces_at, by_forces, (derivatives, [d_qdd, d_forces])
 
     def _impulse_terms(self, mode: int, symbols: list) -> tuple[list, ca.SX]:
         """As :meth:`_motion_terms` for a touchdown, by AD through its impulse solve."""
@@ -143,7 +168,7 @@ class HorizonQP:
                          [defect, r, weights, h, ca.jacobian(ca.vertcat(defect, r, h), w),
                           forces])
         *outputs, forces_at = at(x, u, x_next, p, ca.SX.zeros(w.numel()), directions)
-        return outputs, forces_at, None
+        return outputs, forces_at, None, None
 
     def _cone_curvature(self, forces, Jh, lam):
         """The exact cone's part of the Lagrangian's Hessian, ``lam |f_t|^-1 j j^T`` per
@@ -256,10 +281,13 @@ class HorizonQP:
         library as soon as its graph is built (the compiler runs while the next graph is
         built, and a problem that shares a mode with another finds it in the cache)."""
         problem = self.problem
+        own = [k for k in range(len(problem.modes)) if k not in self.switched]
         makers = [*((f"ocp_linear_{problem.mode_tag(k)}", partial(self._stage, k))
-                    for k in range(len(problem.modes))), ("ocp_linear_end", self._terminal)]
+                    for k in own), ("ocp_linear_end", lambda: [self._terminal()])]
+        if self.switched:
+            makers.insert(0, ("ocp_linear_switched", partial(self._stage, None)))
         if not compile:
-            functions = [make() for _, make in makers]
+            functions = [_assembled(name, make()) for name, make in makers]
         else:
             with Progress("ocp stages", enabled(progress)) as report, \
                     ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
@@ -268,10 +296,20 @@ class HorizonQP:
                 compiling = []
                 for name, make in makers:
                     with report.step(f"{name} (graph)"):
-                        function = make()
-                    compiling.append(pool.submit(_compiled, function, report))
+                        parts = make()
+                    compiling.append(pool.submit(_compiled, name, parts, report))
                 functions = [job.result() for job in compiling]
-        return functions
+        if not self.switched:
+            return functions
+        # each motion mode: the switched stage with its flags
+        switched, end = functions[0], functions[-1]
+        by_mode = dict(zip(own, functions[1:-1], strict=True))
+        for k in self.switched:
+            args = [ca.MX.sym(switched.name_in(i), switched.sparsity_in(i)) for i in range(5)]
+            flags = ca.DM([float(h) for h in problem.modes[k]])
+            by_mode[k] = ca.Function(f"ocp_linear_{problem.mode_tag(k)}", args,
+                                     switched(*args, flags))
+        return [by_mode[k] for k in range(len(problem.modes))] + [end]
 
 
 def _gauss_newton(J: ca.SX, w: ca.SX) -> ca.SX:
@@ -294,8 +332,22 @@ def _symmetric_product(A: ca.SX, B: ca.SX) -> ca.SX:
     return lower + ca.tril(lower, False).T
 
 
-def _compiled(function: ca.Function, report: Progress) -> ca.Function:
-    """``function`` compiled with the quick flags (its own library in the compile cache)."""
-    with report.step(f"{function.name()} (C)"):
-        (compiled,), _, _ = compile_functions([function], f"ocp_{function.name()}", quick=True)
-    return compiled
+def _compiled(name: str, parts: list[ca.Function], report: Progress) -> ca.Function:
+    """The stage Function ``name`` of ``parts`` (:func:`_assembled`), compiled with the
+    quick flags (one library in the compile cache, a C file per large part)."""
+    with report.step(f"{name} (C)"):
+        compiled, _, _ = compile_functions(parts, f"ocp_{name}", quick=True)
+    return _assembled(name, compiled)
+
+
+def _assembled(name: str, parts: list[ca.Function]) -> ca.Function:
+    """The stage Function ``name`` of its ``parts``: the one, or the terms ``(x, u, x_next,
+    p, lam[, held], dqdd, dforces) -> ...`` called with the dynamics' derivatives
+    ``(x, u[, held]) -> (dqdd, dforces)``."""
+    if len(parts) == 1:
+        return parts[0]
+    terms, derivatives = parts
+    args = [ca.MX.sym(terms.name_in(i), terms.sparsity_in(i)) for i in range(terms.n_in() - 2)]
+    held = args[5:]  # the switched stage's flags
+    return ca.Function(name, args, terms(*args, *derivatives(*args[:2], *held)),
+                       terms.name_in()[:-2], terms.name_out())

@@ -238,6 +238,42 @@ class ContactModel:
                                           ["x", "u"], ["dqdd", "dforces"])
         return self._dynamics[key]
 
+    def switched(self, derivatives: bool = False) -> ca.Function:
+        """Every stance in one graph: ``(x, u, held) -> (qdd, forces)``, :meth:`dynamics`
+        with the feet whose flag of ``held`` (one per foot, 0 or 1) is 1 held; with
+        ``derivatives``, ``(x, u, held) -> (dqdd, dforces)`` as
+        :meth:`dynamics_derivatives`. The same numbers as those of the stance's own graph
+        (the robot's ``switched`` contact Functions), from one graph the size of all feet
+        held: an optimal control problem compiles one instead of one per stance mode."""
+        if not self.feet:
+            raise InputError("switched dynamics need feet (ContactModel(robot, feet, ...))")
+        key = ("switched", derivatives)
+        if key not in self._dynamics:
+            x, u = ca.SX.sym("x", self.nx), ca.SX.sym("u", self.nu)
+            flags = ca.SX.sym("held", len(self.feet))
+            q, v = x[: self.nq], x[self.nq :]
+            bodies = list(self.robot.body_names)
+            by_body = ca.SX.zeros(len(bodies))
+            for k, foot in enumerate(self.feet):
+                by_body[bodies.index(foot)] = flags[k]
+            mask = tuple(True for _ in self.feet)
+            name = "contact_dynamics_derivatives" if derivatives else "contact_dynamics"
+            outputs = self.robot.function(name, contacts=self._held(mask), fext=False,
+                                          switched=True)(q, v, self.torque(u), self.damping,
+                                                         by_body)
+            if derivatives:
+                d_qdd = ca.horzcat(outputs[0], outputs[1],
+                                   ca.mtimes(outputs[2], ca.sparsify(ca.DM(self.selection.T))))
+                d_forces = ca.horzcat(outputs[3], outputs[4],
+                                      ca.mtimes(outputs[5], ca.sparsify(ca.DM(self.selection.T))))
+                outputs, names = [d_qdd, d_forces], ["dqdd", "dforces"]
+            else:
+                outputs, names = [outputs[0], outputs[1].T], ["qdd", "forces"]
+            self._dynamics[key] = ca.Function(
+                "dynamics_derivatives_switched" if derivatives else "dynamics_switched",
+                [x, u, flags], outputs, ["x", "u", "held"], names)
+        return self._dynamics[key]
+
     def impulse(self, stance) -> ca.Function:
         """``impulse(x, u) -> (x_next, forces)``, :meth:`step`'s signature for the touchdown
         of the ``stance`` feet (at least one): ``x_next = [q; v+]`` with ``v+`` the velocity

@@ -69,12 +69,16 @@ class SQP:
     library each, compiled while the next is built, kept in the compile cache; else
     CasADi's VM),
     reporting the build on stderr as :mod:`casdyn.progress` says (``progress``).
+    ``switched``: the motion modes' linearisations as one graph with the held feet an input
+    (one compile instead of one per mode; each knot then costs what the mode with the most
+    feet held costs).
     ``hpipm``: HPIPM's options (default ``mode`` "speed", ``iter_max`` 50).
     ``regularization``: added to the Hessian's diagonal (``>= 0``; it changes the steps, not
     the optimum)."""
 
     def __init__(self, problem: Problem, *, compile: bool = True, hpipm: dict | None = None,
-                 regularization: float = 1e-8, progress: bool | None = None):
+                 regularization: float = 1e-8, progress: bool | None = None,
+                 switched: bool = False):
         if not isinstance(problem, Problem):
             raise InputError(f"SQP needs a casdyn.ocp.Problem, got {type(problem).__name__}")
         self.problem, self.model, self.N = problem, problem.model, problem.N
@@ -88,7 +92,7 @@ class SQP:
         self._on = np.stack(held, axis=1).astype(float)
         # nothing bounds the step: one Riccati recursion solves each QP (riccati.py)
         self._riccati = problem.unbounded
-        self._build(compile, progress)
+        self._build(compile, progress, bool(switched))
         options = {"mode": "speed", "iter_max": 50}
         options.update(hpipm or {})
         N = self.N
@@ -108,11 +112,11 @@ class SQP:
         self.qp_iterations = 0  # HPIPM's iterations in the last QP
 
     # -- building ---------------------------------------------------------------------------
-    def _build(self, compile: bool, progress: bool | None):
+    def _build(self, compile: bool, progress: bool | None, switched: bool):
         """The horizon's QP data (:class:`casdyn.ocp.linearisation.HorizonQP`) and, with C,
         the Riccati recursion of a problem without inequalities."""
         horizon = HorizonQP(self.problem, regularization=self.regularization, compile=compile,
-                            progress=progress, riccati=self._riccati)
+                            progress=progress, riccati=self._riccati, switched=switched)
         self._functions, self._qp_data, self._lq_data = \
             horizon.functions, horizon.qp_data, horizon.lq_data
         self._h_sparsity, self._a_sparsity = horizon.h_sparsity, horizon.a_sparsity
