@@ -97,6 +97,10 @@ class Browser:
             time.sleep(0.05)
         self.call("Page.navigate", url=url)
 
+    def blank(self) -> None:
+        """Leave the page for a blank one (nothing left drawing)."""
+        self.call("Page.navigate", url="about:blank")
+
     def click(self, x: float, y: float) -> None:
         """A left click at page pixel ``(x, y)``."""
         for kind in ("mousePressed", "mouseReleased"):

@@ -90,9 +90,17 @@ def _changed(browser, before: np.ndarray) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def browser():
+def chromium():
     with Browser(width=960, height=640) as chromium:
         yield chromium
+
+
+@pytest.fixture
+def browser(chromium):
+    yield chromium
+    # a page left open keeps drawing in software (WebGL on the CPU), a core taken from the
+    # tests that run beside this module
+    chromium.blank()
 
 
 @pytest.fixture(scope="module")
