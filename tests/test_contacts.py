@@ -216,6 +216,7 @@ def test_contact_dynamics_derivatives_match_finite_differences():
     assert np.abs(np.vstack([dqdd_dq, dforces_dq]) - numeric).max() <= 1e-6 * scale
 
 
+@pytest.mark.slow  # several seconds: the full tier only
 @pytest.mark.parametrize("case", ["solo12-two-feet-6d", "random-3"])
 def test_switched_contacts_give_each_subset_its_own_dynamics(case):
     """``switched=True``: one graph whose input ``held`` (a flag per body) picks the contacts

@@ -129,8 +129,9 @@ def test_sqp_cold_solve_reaches_ipopt_optimum_on_a_solo12_trot(solo, friction):
     assert abs(result.cost - cost) <= 1e-6 * cost
 
 
-@pytest.mark.parametrize("friction, switched", [("pyramid", False), ("exact", False),
-                                                 ("pyramid", True)])
+@pytest.mark.parametrize("friction, switched", [
+    ("pyramid", False), ("exact", False),
+    pytest.param("pyramid", True, marks=pytest.mark.slow)])
 def test_the_linearisation_is_ad_of_the_stage(solo, friction, switched):
     """The SQP's QP data from the analytical contact-dynamics derivatives equal CasADi's AD
     of the whole stage (step, residuals, friction rows) in every mode; ``switched``: the
