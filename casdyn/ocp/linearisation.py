@@ -121,10 +121,12 @@ class HorizonQP:
                           self.problem.state_rows(self.model.integrate_state(x, dx)))
 
     def _motion_terms(self, mode: int | None, symbols: list,
-                      held: ca.SX | None = None) -> tuple[list, ca.SX]:
-        """``[defect, r, w, h, J]`` at ``w = 0`` (``J`` their Jacobian by ``w``) and the
-        forces, for a mode of motion (``held``, for ``mode`` None: the flags of the switched
-        dynamics): the chain rule through the dynamics' derivatives."""
+                      held: ca.SX | None = None) -> tuple:
+        """``([defect, r, w, h, J], forces, by_forces, split)``: the terms at ``w = 0`` (``J``
+        their Jacobian by ``w``) and the forces, for a mode of motion (``held``, for ``mode``
+        None: the flags of the switched dynamics), by the chain rule through the dynamics'
+        derivatives; ``split``, for the switched stage, the derivatives' Function and the
+        symbols that stand for its outputs here (else None)."""
         m, problem = self.model, self.problem
         x, u, x_next, p, dx, du, directions = symbols
         w = ca.vertcat(dx, du)
@@ -160,7 +162,7 @@ class HorizonQP:
         by_forces = (rows, J_forces[n : n + nr, :], d_forces) if rows else None
         return [*outputs[:4], J], forces_at, by_forces, split
 
-    def _impulse_terms(self, mode: int, symbols: list) -> tuple[list, ca.SX]:
+    def _impulse_terms(self, mode: int, symbols: list) -> tuple:
         """As :meth:`_motion_terms` for a touchdown, by AD through its impulse solve."""
         m, problem = self.model, self.problem
         x, u, x_next, p, dx, du, directions = symbols
