@@ -319,6 +319,13 @@ def test_bad_contacts_are_input_errors(contacts, message, shipped):
         robot.contact_dynamics(None, None, None, contacts)
 
 
+def test_switched_must_be_a_bool(shipped):
+    robot = shipped("solo12", floating_base=True)
+    with pytest.raises(casdyn.InputError, match="option switched of 'contact_dynamics' must "
+                                                "be True or False"):
+        robot.function("contact_dynamics", contacts=SOLO_FEET, switched=1)
+
+
 def test_a_contact_with_a_bad_kind_or_point_is_refused_when_made():
     with pytest.raises(casdyn.InputError, match="'point' or '6d'"):
         Contact("FL_FOOT", "line")

@@ -280,6 +280,14 @@ def test_sqp_refuses_what_is_no_problem():
         SQP("problem")
 
 
+def test_sqp_refuses_a_switched_that_is_not_a_bool(problem):
+    """"no" would convert to True: a flag is a bool or nothing."""
+    from casdyn.ocp import SQP
+
+    with raises("switched must be True or False, got 'no'"):
+        SQP(problem, compile=False, switched="no")
+
+
 # -- progress of the compiled horizon -------------------------------------------------------
 @pytest.fixture
 def at_once(monkeypatch):

@@ -311,7 +311,8 @@ class HorizonQP:
         switched, end = functions[0], functions[-1]
         by_mode = dict(zip(own, functions[1:-1], strict=True))
         for k in self.switched:
-            args = [ca.MX.sym(switched.name_in(i), switched.sparsity_in(i)) for i in range(5)]
+            args = [ca.MX.sym(switched.name_in(i), switched.sparsity_in(i))
+                    for i in range(switched.n_in() - 1)]  # all but the flags
             flags = ca.DM([float(h) for h in problem.modes[k]])
             by_mode[k] = ca.Function(f"ocp_linear_{problem.mode_tag(k)}", args,
                                      switched(*args, flags))

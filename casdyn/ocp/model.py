@@ -220,19 +220,18 @@ class ContactModel:
             return self._dynamics[key]
         x, u = ca.SX.sym("x", self.nx), ca.SX.sym("u", self.nu)
         q, v = x[: self.nq], x[self.nq :]
-        S_T = ca.sparsify(ca.DM(self.selection.T))
         held = self._held(mask)
         if held:
             derivatives = self.robot.function("contact_dynamics_derivatives", contacts=held,
                                               fext=False)
             *d_qdd, df_dq, df_dv, df_dtau = derivatives(q, v, self.torque(u), self.damping)
             # a point's force rows come as the contact's rows of forces: three per foot
-            d_forces = ca.horzcat(df_dq, df_dv, ca.mtimes(df_dtau, S_T))
+            d_forces = self._along_w(df_dq, df_dv, df_dtau)
         else:
             d_qdd = self.robot.function("forward_dynamics_derivatives", fext=False)(
                 q, v, self.torque(u))
             d_forces = ca.SX(0, self.ndx + self.nu)
-        d_qdd = ca.horzcat(d_qdd[0], d_qdd[1], ca.mtimes(d_qdd[2], S_T))
+        d_qdd = self._along_w(*d_qdd)
         self._dynamics[key] = ca.Function(f"dynamics_derivatives_{_tag(mask)}", [x, u],
                                           [d_qdd, self._spread_rows(mask, d_forces)],
                                           ["x", "u"], ["dqdd", "dforces"])
@@ -252,27 +251,29 @@ class ContactModel:
             x, u = ca.SX.sym("x", self.nx), ca.SX.sym("u", self.nu)
             flags = ca.SX.sym("held", len(self.feet))
             q, v = x[: self.nq], x[self.nq :]
-            bodies = list(self.robot.body_names)
-            by_body = ca.SX.zeros(len(bodies))
+            tree = self.robot.model
+            by_body = ca.SX.zeros(len(tree.bodies))  # the Functions' input: a flag per body
             for k, foot in enumerate(self.feet):
-                by_body[bodies.index(foot)] = flags[k]
+                by_body[tree.body_index(foot)] = flags[k]
             mask = tuple(True for _ in self.feet)
             name = "contact_dynamics_derivatives" if derivatives else "contact_dynamics"
             outputs = self.robot.function(name, contacts=self._held(mask), fext=False,
                                           switched=True)(q, v, self.torque(u), self.damping,
                                                          by_body)
             if derivatives:
-                d_qdd = ca.horzcat(outputs[0], outputs[1],
-                                   ca.mtimes(outputs[2], ca.sparsify(ca.DM(self.selection.T))))
-                d_forces = ca.horzcat(outputs[3], outputs[4],
-                                      ca.mtimes(outputs[5], ca.sparsify(ca.DM(self.selection.T))))
-                outputs, names = [d_qdd, d_forces], ["dqdd", "dforces"]
+                outputs = [self._along_w(*outputs[:3]), self._along_w(*outputs[3:])]
+                names = ["dqdd", "dforces"]
             else:
                 outputs, names = [outputs[0], outputs[1].T], ["qdd", "forces"]
             self._dynamics[key] = ca.Function(
                 "dynamics_derivatives_switched" if derivatives else "dynamics_switched",
                 [x, u, flags], outputs, ["x", "u", "held"], names)
         return self._dynamics[key]
+
+    def _along_w(self, d_q, d_v, d_tau):
+        """Derivatives by ``q`` (tangent space), ``v`` and ``tau`` as the columns by ``w =
+        [dx; du]``: ``[d_q, d_v, d_tau S^T]``."""
+        return ca.horzcat(d_q, d_v, ca.mtimes(d_tau, ca.sparsify(ca.DM(self.selection.T))))
 
     def impulse(self, stance) -> ca.Function:
         """``impulse(x, u) -> (x_next, forces)``, :meth:`step`'s signature for the touchdown

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
+from casdyn.arguments import flag
 from casdyn.errors import ConvergenceWarning, InputError
 from casdyn.runtime.evaluator import NumericEvaluator
 
@@ -92,7 +93,7 @@ class SQP:
         self._on = np.stack(held, axis=1).astype(float)
         # nothing bounds the step: one Riccati recursion solves each QP (riccati.py)
         self._riccati = problem.unbounded
-        self._build(compile, progress, bool(switched))
+        self._build(compile, progress, flag(switched, "switched"))
         options = {"mode": "speed", "iter_max": 50}
         options.update(hpipm or {})
         N = self.N
