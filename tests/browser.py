@@ -89,7 +89,7 @@ class Browser:
 
     def open(self, url: str) -> None:
         """Go to ``url`` from a blank page: no screenshot then shows the page before."""
-        self.call("Page.navigate", url="about:blank")
+        self.blank()
         deadline = time.monotonic() + self._timeout
         while self.evaluate("location.href") != "about:blank":
             if time.monotonic() > deadline:
