@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import casadi as ca
 
-from .spatial import SX
+from .spatial import SX, reciprocal
 
 
 class LDLT:
@@ -24,12 +24,14 @@ class LDLT:
         L = [[None] * n for _ in range(n)]
         Ld = [[None] * n for _ in range(n)]  # L[i][k] * d[k], formed once
         d = [None] * n
+        d_inv = [None] * n  # 1 / d[j] where it divides more than once
         for j in range(n):
             d[j] = D[j, j] - sum((L[j][k] * Ld[j][k] for k in range(j)), SX(0))
+            d_inv[j] = reciprocal(d[j]) if n > 1 else None
             for i in range(j + 1, n):
                 Ld[i][j] = D[i, j] - sum((L[i][k] * Ld[j][k] for k in range(j)), SX(0))
-                L[i][j] = Ld[i][j] / d[j]
-        self.n, self.L, self.d = n, L, d
+                L[i][j] = Ld[i][j] * d_inv[j]
+        self.n, self.L, self.d, self.d_inv = n, L, d, d_inv
 
     def solve(self, b: SX) -> SX:
         """``D^-1 b`` for ``b`` (n x m)."""
@@ -40,7 +42,8 @@ class LDLT:
             y[i] = b[i, :] - sum((L[i][k] * y[k] for k in range(i)), SX(0))
         x = [None] * n
         for i in reversed(range(n)):
-            x[i] = y[i] / self.d[i] - sum((L[k][i] * x[k] for k in range(i + 1, n)), SX(0))
+            scaled = y[i] / self.d[i] if self.d_inv[i] is None else y[i] * self.d_inv[i]
+            x[i] = scaled - sum((L[k][i] * x[k] for k in range(i + 1, n)), SX(0))
         return ca.vertcat(*x)
 
 
@@ -62,15 +65,17 @@ class TreeLDLT:
                 if not entry.is_zero():
                     rows[k][c] = entry
         d: list[SX] = [None] * n
+        d_inv: list[SX | None] = [None] * n  # 1 / d[k] where it divides more than once
         L: list[dict[int, SX]] = [{} for _ in range(n)]
         for k in reversed(range(n)):
             d[k] = rows[k].pop(k, SX(0))
             below = sorted(rows[k])  # columns c < k with M[k, c] != 0: k's ancestors
-            L[k] = {c: rows[k][c] / d[k] for c in below}
+            d_inv[k] = reciprocal(d[k]) if below else None
+            L[k] = {c: rows[k][c] * d_inv[k] for c in below}
             for a, i in enumerate(below):
                 for j in below[: a + 1]:
                     rows[i][j] = rows[i].get(j, SX(0)) - rows[k][i] * L[k][j]
-        self.n, self.order, self.L, self.d = n, list(order), L, d
+        self.n, self.order, self.L, self.d, self.d_inv = n, list(order), L, d, d_inv
 
     def entries(self) -> list[tuple[int, int]]:
         """The ``(row, column)`` of every stored entry of ``L``, row by row."""
@@ -96,7 +101,9 @@ class TreeLDLT:
 
     def scaled(self, y: list[SX]) -> list[SX]:
         """``D^-1 y`` for rows ``y`` in the permuted order."""
-        return [row / d for row, d in zip(y, self.d, strict=True)]
+        return [row / d if d_inv is None and row.numel() == 1 else
+                row * (reciprocal(d) if d_inv is None else d_inv)
+                for row, d, d_inv in zip(y, self.d, self.d_inv, strict=True)]
 
     def finish(self, z: list[SX]) -> SX:
         """``P^T L^-1 z``: rows ``z`` in the permuted order back to ``M``'s order (n x m)."""

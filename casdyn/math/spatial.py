@@ -38,6 +38,13 @@ def symmetrized(x: SX) -> SX:
     return ca.triu2symm(ca.triu(x))
 
 
+def reciprocal(d: SX) -> SX:
+    """``1 / d``, to multiply by: several quotients by one ``d`` then cost one division.
+    CasADi rewrites ``x * (1 / d)`` back into ``x / d``, not ``x * ((2 / d) * 0.5)``, which
+    is the same number (scaling by a power of two is exact)."""
+    return (2 / d) * 0.5
+
+
 def congruence(m: SX, s: SX) -> SX:
     """``m s m^T`` for symmetric ``s``, each distinct entry computed once."""
     return symmetrized(ca.mtimes(ca.mtimes(m, s), m.T))

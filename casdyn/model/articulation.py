@@ -10,7 +10,7 @@ from functools import cached_property
 import casadi as ca
 
 from ..math.factorization import LDLT
-from ..math.spatial import SX, articulated_update, symmetrized
+from ..math.spatial import SX, articulated_update, reciprocal, symmetrized
 
 
 class Articulation:
@@ -44,9 +44,10 @@ class ScalarArticulation(Articulation):
         self.U, self.u, self.k = U, u, k
         self.armature = armature if isinstance(armature, SX) or armature != 0 else None
         self.D = U[k] if self.armature is None else U[k] + armature
+        self.D_inv = reciprocal(self.D)
 
     def handed_on(self, IA: SX, pA: SX, c: SX) -> tuple[SX, SX]:
-        Ud = self.U / self.D
+        Ud = self.U * self.D_inv
         if self.armature is None:
             Ia = articulated_update(IA, self.U, Ud, self.k)
         else:
@@ -54,7 +55,7 @@ class ScalarArticulation(Articulation):
         return Ia, pA + ca.mtimes(Ia, c) + Ud * self.u
 
     def acceleration(self, a_prime: SX) -> SX:
-        return (self.u - ca.dot(self.U, a_prime)) / self.D
+        return (self.u - ca.dot(self.U, a_prime)) * self.D_inv
 
 
 class FreeArticulation(Articulation):
