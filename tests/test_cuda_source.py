@@ -183,6 +183,34 @@ def test_float32_kernels_agree_to_single_precision(emulated):
             assert _relative(actual, expected) <= 2e-3, key
 
 
+def test_a_sine_and_cosine_of_one_value_come_from_one_sincos(tmp_path):
+    """A joint's sine and cosine come from one ``casdyn_sincos`` (one argument reduction and
+    one slow path on the device), only where both are in one stage; either way the
+    emulated kernels give CasADi's numbers."""
+    robot = casdyn.load_robot("ur5e")
+    function = robot.function("forward_dynamics", fext=False)
+    whole = cuda.function_source(function, "t")
+    # five pairs: the last joint turns a body whose inertia is round about its axis, so
+    # neither its sine nor its cosine is in the graph
+    assert whole.text.count("casdyn_sincos(") == 5
+    assert " sin(" not in whole.text and " cos(" not in whole.text
+    x = ca.SX.sym("x")
+    apart = ca.Function("apart", [x], [ca.vertcat(ca.sin(x) * 3, ca.cos(x) + 1)])
+    split = cuda.function_source(apart, "s", stage=3)  # sin and cos in two stages
+    assert split.stages > 1 and "casdyn_sincos(" not in split.text
+    parts, lib = _build({"fd": function, "apart": apart}, tmp_path)
+    (tmp_path / "split").mkdir()
+    split, lib_split = _build({"apart": apart}, tmp_path / "split", stage=3)
+    rng = np.random.default_rng(4)
+    for key, f, part, library in (("fd", function, parts["fd"], lib),
+                                  ("apart", apart, parts["apart"], lib),
+                                  ("apart", apart, split["apart"], lib_split)):
+        inputs = _inputs(f, 4, rng)
+        for actual, expected in zip(_emulate(library, part, inputs, 4),
+                                    _reference(f, inputs, 4), strict=True):
+            assert _relative(actual, expected) <= F64, key
+
+
 def test_unsupported_functions_are_refused_with_the_reason():
     x = ca.MX.sym("x", 2)
     with pytest.raises(casdyn.ExportError, match="not an SX Function"):
