@@ -1,19 +1,21 @@
-"""casdyn's CUDA kernels against MuJoCo MJX and adam (both JAX), on one GPU, in one run.
+"""casdyn's CUDA kernels against MuJoCo MJX, MuJoCo Warp and adam, on one GPU, in one run.
 
     python benchmarks/gpu.py [--quick] [--robots NAME ...] [--functions FN ...] [--sizes N ...]
-                             [--talos PATH] [--max-seconds S] [--mjx-f64] [--out PATH]
+                             [--talos PATH] [--max-seconds S] [--mjx-f64] [--no-warp]
+                             [--out PATH]
 
 Per robot (UR5e; solo12 and TALOS on a floating base; a random 24-link chain), function (ID,
 FD, M, d(ID), d(FD), no external forces) and batch size N, the time per sample of: casdyn's
 kernels alone (CUDA events around ``GpuFunction.launch`` on arrays already on the GPU, float64
 and float32); its public call on CuPy arrays and on NumPy arrays (copies both ways); MJX
-(float32; float64 with --mjx-f64) and adam (float64) as ``jax.jit(jax.vmap(f))``; casdyn's C
-on one CPU thread at the smallest N. Medians after a warm-up; the GPU's results are first
-compared with CasADi's on the CPU. Laid out for a time budget (--max-seconds): worker processes
-compile every kernel (NVRTC, a fresh cache) and casdyn's C while a child process times MJX and
-adam for at most --peer-share of the budget (a full run of the peers: ``--max-seconds 900
---peer-share 0.7``); then casdyn runs alone on the GPU. What is not measured (no
-GPU, a peer missing, the budget spent, ...) is "—" with the reason in a footnote.
+(float32; float64 with --mjx-f64) and adam (float64) as ``jax.jit(jax.vmap(f))``; MuJoCo
+Warp (float32) on its own batch of worlds (benchmarks/gpu_warp.py); casdyn's C on one CPU
+thread at the smallest N. Medians after a warm-up; the GPU's results are first compared with
+CasADi's on the CPU. Laid out for a time budget (--max-seconds): worker processes compile
+every kernel (NVRTC, a fresh cache) and casdyn's C while a child process times the peers
+for at most --peer-share of the budget (a full run of the peers: ``--max-seconds 900
+--peer-share 0.7``); then casdyn runs alone on the GPU. What is not measured (no GPU, a peer
+missing, the budget spent, ...) is "—" with the reason in a footnote.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gpu_warp
 import models
 import peers
 import results_file
@@ -52,7 +55,7 @@ FUNCTIONS = {"ID": ("inverse_dynamics", {"fext": False}),
              "FD": ("forward_dynamics", {"fext": False}), "M": ("mass_matrix", {}),
              "dID": ("inverse_dynamics_derivatives", {"fext": False}),
              "dFD": ("forward_dynamics_derivatives", {"fext": False})}
-PEER_FUNCTIONS = ("ID", "FD", "M")  # neither MJX nor adam has derivatives of its own
+PEER_FUNCTIONS = ("ID", "FD", "M")  # no peer has derivatives of its own
 ROBOTS = ("UR5e", "solo12", "TALOS", "chain24")  # the deepest tree, MJX's longest compile, last
 SIZES = (10_000, 100_000, 1_000_000)
 PRECISIONS = {"float64": "f64", "float32": "f32"}
@@ -65,8 +68,9 @@ CHECKED, TOLERANCE = 100, 1e-9  # samples compared with the CPU; float64's large
 COLUMNS = {"f64": "casdyn f64 kernel [ns]", "f32": "casdyn f32 kernel [ns]",
            "rate": "casdyn f64 [samples/s]", "cupy": "casdyn call, CuPy f64 [ns]",
            "numpy": "casdyn call, NumPy f64 [ns]", "MJX f32": "MJX f32 [ns]",
-           "MJX f64": "MJX f64 [ns]", "adam f64": "adam f64 [ns]",
-           "mjx/casdyn": "MJX f32 / casdyn f32", "adam/casdyn": "adam / casdyn f64",
+           "MJX f64": "MJX f64 [ns]", gpu_warp.LABEL: "MuJoCo Warp f32 [ns]",
+           "adam f64": "adam f64 [ns]", "mjx/casdyn": "MJX f32 / casdyn f32",
+           "warp/casdyn": "MuJoCo Warp f32 / casdyn f32", "adam/casdyn": "adam / casdyn f64",
            "cpu": "casdyn C, 1 CPU thread, f64 [ns]"}
 LATE = "not reached within --max-seconds"
 
@@ -174,13 +178,11 @@ def bare(urdf: str) -> ET.Element:
     return tree
 
 
-def mjx_functions(urdf: str, floating: bool, joints=None) -> dict:
-    """MJX's ID, FD and M of one sample in JAX's current precision, from MuJoCo's compile of
-    the URDF (its own joint order; ``joints`` unused): fixed links fused (as casdyn merges
-    them), a free joint on the root body for a floating base (MuJoCo welds a URDF's root), no
-    constraint, contact, spring or damper."""
+def mujoco_model(urdf: str, floating: bool):
+    """MuJoCo's compile of the URDF, for MJX and MuJoCo Warp (its own joint order): fixed
+    links fused (as casdyn merges them), a free joint on the root body for a floating base
+    (MuJoCo welds a URDF's root), no constraint, contact, spring or damper."""
     import mujoco
-    from mujoco import mjx
 
     tree = bare(urdf)
     ET.SubElement(ET.SubElement(tree, "mujoco"), "compiler", fusestatic="true",
@@ -190,10 +192,19 @@ def mjx_functions(urdf: str, floating: bool, joints=None) -> dict:
         spec.worldbody.first_body().add_freejoint()
     for flag in ("CONSTRAINT", "CONTACT", "SPRING", "DAMPER", "PASSIVE"):  # PASSIVE: old ones
         spec.option.disableflags |= int(getattr(mujoco.mjtDisableBit, f"mjDSBL_{flag}", 0))
+    return spec.compile()
+
+
+def mjx_functions(urdf: str, floating: bool, joints=None) -> dict:
+    """MJX's ID, FD and M of one sample in JAX's current precision, of
+    :func:`mujoco_model` (``joints`` unused)."""
+    from mujoco import mjx
+
     try:
-        mx, implementation = mjx.put_model(spec.compile(), impl="jax"), {"impl": "jax"}
+        mx, implementation = mjx.put_model(mujoco_model(urdf, floating), impl="jax"), \
+            {"impl": "jax"}
     except TypeError:  # MJX before it had several implementations
-        mx, implementation = mjx.put_model(spec.compile()), {}
+        mx, implementation = mjx.put_model(mujoco_model(urdf, floating)), {}
     start = mjx.make_data(mx, **implementation)
 
     def mass(q):
@@ -277,11 +288,18 @@ def peer_worker(messages, job: tuple, functions: list[str], sizes: list[int], la
         device = jax.devices()[0]
         messages.put(("jax_device", None, None, f"{device.platform} ({device.device_kind})"))
     except ImportError as exc:
-        for label in labels:
+        for label in (label for label in labels if label != gpu_warp.LABEL):
             messages.put(("reasons", (label,), None, f"{label}: {short(exc)}"))
-        labels = []
+        labels = [label for label in labels if label == gpu_warp.LABEL]
     host = random_inputs(nq, nv, floating, max(sizes))
     for label in labels:
+        if label == gpu_warp.LABEL:
+            try:
+                gpu_warp.time_warp(messages.put, robot, mujoco_model(urdf, floating),
+                                   functions, sizes, host)
+            except Exception as exc:
+                messages.put(("reasons", (label, robot), None, f"{label}: {short(exc)}"))
+            continue
         real = "float64" if label.endswith("f64") else "float32"
         jax.config.update("jax_enable_x64", real == "float64")  # for the whole process
         try:
@@ -473,6 +491,7 @@ def timing_table(results: Results, names, functions, sizes, columns, notes: list
     for name, key, n in ((a, b, c) for a in names for b in functions for c in sizes):
         cell = results.cell(name, key, n)
         for column, peer, ours in (("mjx/casdyn", "MJX f32", "f32"),
+                                   ("warp/casdyn", gpu_warp.LABEL, "f32"),
                                    ("adam/casdyn", "adam f64", "f64"), ("rate", "f64", None)):
             if peer in cell and (ours is None or ours in cell):
                 cell[column] = cell[peer] / cell[ours] if ours else 1 / cell[peer]
@@ -525,7 +544,8 @@ def versions(cupy) -> str:
                      f"{compiler}, CuPy {cupy.__version__}")
     installed = {d.metadata["Name"].lower(): d.version for d in metadata.distributions()}
     return "; ".join([*parts, *(f"{p} {installed.get(p, 'not installed')}" for p in
-                                ("jax", "jaxlib", "mujoco", "mujoco-mjx", "adam-robotics"))])
+                                ("jax", "jaxlib", "mujoco", "mujoco-mjx", "mujoco-warp",
+                                 "warp-lang", "adam-robotics"))])
 
 
 def arguments() -> argparse.Namespace:
@@ -537,14 +557,16 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--talos", help="TALOS's URDF (default: example-robot-data's)")
     parser.add_argument("--max-seconds", type=float, default=240.0, help="the time budget")
     parser.add_argument("--mjx-f64", action="store_true", help="MJX in float64 too")
+    parser.add_argument("--no-warp", action="store_true", help="without MuJoCo Warp")
     parser.add_argument("--peer-share", type=float, default=0.5,
-                        help="the part of --max-seconds MJX and adam get (JAX start-up and jit: "
+                        help="the part of --max-seconds the peers get (JAX start-up and jit: "
                              "5-6 s for MJX's inverse dynamics on an H100)")
     parser.add_argument("--out", type=Path, default=HERE / "gpu_results.md")
     args = parser.parse_args()
     args.sizes = sorted(args.sizes or (SIZES[:1] if args.quick else SIZES))
     args.robots = args.robots or (ROBOTS[:2] if args.quick else ROBOTS)
-    args.labels = ["MJX f32", *(["MJX f64"] if args.mjx_f64 else []), "adam f64"]
+    args.labels = ["MJX f32", *(["MJX f64"] if args.mjx_f64 else []),
+                   *([] if args.no_warp else [gpu_warp.LABEL]), "adam f64"]
     return args
 
 
@@ -568,7 +590,7 @@ def main() -> None:
         results.compiled[(name, key)] = {"instructions": function.n_instructions(),
                                          "stages": gpu_functions[(name, key)].source.stages}
         for label in args.labels if key not in PEER_FUNCTIONS else ():
-            results.reasons[(label, name, key)] = "MJX and adam have no derivatives of their own"
+            results.reasons[(label, name, key)] = "the peers have no derivatives of their own"
     pool = mp.get_context("spawn").Pool(max(1, (os.cpu_count() or 2) - 2))
     try:
         cpu_jobs = {name: pool.apply_async(_timed, (_compile_c, *urdf, args.functions))
@@ -591,11 +613,13 @@ def main() -> None:
         pool.terminate()
         shutil.rmtree(cache, ignore_errors=True)
     notes: list[str] = []
-    columns = [c for c in COLUMNS if args.mjx_f64 or c != "MJX f64"]
+    columns = [c for c in COLUMNS if (args.mjx_f64 or c != "MJX f64")
+               and (not args.no_warp or c not in (gpu_warp.LABEL, "warp/casdyn"))]
     timings = timing_table(results, list(robots), args.functions, args.sizes, columns, notes)
     cpu = ", ".join(f"{n} {s:.0f} s" for n, s in results.cpu_compile.items()) or "not finished"
-    text = (f"# casdyn on the GPU against MJX and adam\n\nMeasured by `python benchmarks/gpu.py "
-            f"{' '.join(sys.argv[1:])}` on {results_file.machine(('casadi', 'numpy'))}; "
+    text = (f"# casdyn on the GPU against MJX, MuJoCo Warp and adam\n\nMeasured by "
+            f"`python benchmarks/gpu.py {' '.join(sys.argv[1:])}` on "
+            f"{results_file.machine(('casadi', 'numpy'))}; "
             f"{versions(cupy)}; JAX ran on {results.jax_device}. Time per sample, medians of "
             f"{REPEATS} after a warm-up; {time.perf_counter() - started:.0f} s of a "
             f"{args.max_seconds:.0f} s budget.\n\n## Timings\n\n{timings}\n\n## Compile times "
