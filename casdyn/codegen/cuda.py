@@ -175,16 +175,18 @@ def _low_pressure(listed: list[_Instruction]) -> list[_Instruction]:
     return reordered
 
 
-def _stage_plan(listed: list[_Instruction], stage: int) -> tuple[list[int], dict, dict, int]:
-    """Cut the instructions into stages of about ``stage`` instructions. Returns the stages'
-    first instructions, and for values that cross a stage boundary: (stage, reading
-    instruction, operand position) -> scratch column, producing instruction -> column, and
-    the number of columns (a column is reused once the value it held is read no more)."""
+def _stage_plan(listed: list[_Instruction], operands: list[list[int]],
+                stage: int) -> tuple[list[int], dict, dict, int]:
+    """Cut the instructions (``operands``: :func:`_producers`) into stages of ``stage``
+    instructions (instruction ``k`` in stage ``k // stage``). Returns the stages' first
+    instructions, and for values that cross a stage boundary: (stage, reading instruction,
+    operand position) -> scratch column, producing instruction -> column, and the number of
+    columns (a column is reused once the value it held is read no more)."""
     starts = list(range(0, len(listed), stage)) or [0]
     stage_of = [k // stage for k in range(len(listed))]
     last_read: dict[int, int] = {}  # producing instruction -> last stage that reads it
     reads: list[tuple[int, int, int]] = []  # (reading instruction, position, producer)
-    for k, producers in enumerate(_producers(listed)):
+    for k, producers in enumerate(operands):
         for position, producer in enumerate(producers):
             if stage_of[producer] != stage_of[k]:
                 reads.append((k, position, producer))
@@ -206,22 +208,22 @@ def _stage_plan(listed: list[_Instruction], stage: int) -> tuple[list[int], dict
     return starts, loads, column_of, len(free_after)
 
 
-def _sine_pairs(listed: list[_Instruction], starts: list[int]) -> dict[int, int]:
-    """The sines and cosines of one value in one stage, as first -> second of each pair
-    (either may come first): :func:`_statements` computes both at the first, by one
-    ``sincos`` (one argument reduction, one call of its slow path instead of two)."""
-    stage_of = {k: j for j, first in enumerate(starts)
-                for k in range(first, starts[j + 1] if j + 1 < len(starts) else len(listed))}
+def _sine_pairs(listed: list[_Instruction], operands: list[list[int]],
+                stage: int) -> dict[int, int]:
+    """The sines and cosines of one value in one stage (as :func:`_stage_plan` cuts them),
+    as first -> second of each pair (either may come first): :func:`_statements` computes
+    both at the first, by one ``sincos`` (one argument reduction, one call of its slow path
+    instead of two)."""
     seen: dict[tuple[int, int, int], int] = {}  # (stage, producer, op) -> instruction
     pairs: dict[int, int] = {}
-    for k, (instruction, producers) in enumerate(zip(listed, _producers(listed), strict=True)):
+    for k, (instruction, producers) in enumerate(zip(listed, operands, strict=True)):
         if instruction.op in (ca.OP_SIN, ca.OP_COS):
             other = ca.OP_COS if instruction.op == ca.OP_SIN else ca.OP_SIN
-            first = seen.pop((stage_of[k], producers[0], other), None)
+            first = seen.pop((k // stage, producers[0], other), None)
             if first is not None and first not in pairs:
                 pairs[first] = k
             else:
-                seen[(stage_of[k], producers[0], instruction.op)] = k
+                seen[(k // stage, producers[0], instruction.op)] = k
     return pairs
 
 
@@ -272,8 +274,9 @@ def function_source(function: ca.Function, symbol: str, *,
     casadi_order = _instructions(function)
     listed = _low_pressure(casadi_order)
     stage = stage or sizes.CUDA_STAGE
-    starts, loads, stores, mid = _stage_plan(listed, stage)
-    pairs = _sine_pairs(listed, starts)
+    operands = _producers(listed)
+    starts, loads, stores, mid = _stage_plan(listed, operands, stage)
+    pairs = _sine_pairs(listed, operands, stage)
     n_in, n_out = function.n_in(), function.n_out()
     dense_place = []
     for i in range(n_out):
