@@ -15,6 +15,12 @@ import casadi as ca
 from .spatial import SX, reciprocal
 
 
+def _over(x: SX, d: SX, d_inv: SX | None) -> SX:
+    """``x / d``: the product by ``d_inv`` (``1 / d``) where that was formed, because ``d``
+    divides more than once; else the quotient."""
+    return x / d if d_inv is None else x * d_inv
+
+
 class LDLT:
     """``D = L diag(d) L^T`` of a small symmetric positive definite SX matrix (no pivoting),
     to solve with ``D`` and to form ``D^-1`` products without an explicit inverse."""
@@ -42,8 +48,8 @@ class LDLT:
             y[i] = b[i, :] - sum((L[i][k] * y[k] for k in range(i)), SX(0))
         x = [None] * n
         for i in reversed(range(n)):
-            scaled = y[i] / self.d[i] if self.d_inv[i] is None else y[i] * self.d_inv[i]
-            x[i] = scaled - sum((L[k][i] * x[k] for k in range(i + 1, n)), SX(0))
+            x[i] = _over(y[i], self.d[i], self.d_inv[i]) - sum(
+                (L[k][i] * x[k] for k in range(i + 1, n)), SX(0))
         return ca.vertcat(*x)
 
 
@@ -101,9 +107,12 @@ class TreeLDLT:
 
     def scaled(self, y: list[SX]) -> list[SX]:
         """``D^-1 y`` for rows ``y`` in the permuted order."""
-        return [row / d if d_inv is None and row.numel() == 1 else
-                row * (reciprocal(d) if d_inv is None else d_inv)
-                for row, d, d_inv in zip(y, self.d, self.d_inv, strict=True)]
+        scaled = []
+        for row, d, d_inv in zip(y, self.d, self.d_inv, strict=True):
+            if d_inv is None and row.numel() > 1:  # a root's d divides each of the columns
+                d_inv = reciprocal(d)
+            scaled.append(_over(row, d, d_inv))
+        return scaled
 
     def finish(self, z: list[SX]) -> SX:
         """``P^T L^-1 z``: rows ``z`` in the permuted order back to ``M``'s order (n x m)."""
