@@ -200,11 +200,11 @@ def mjx_functions(urdf: str, floating: bool, joints=None) -> dict:
     :func:`mujoco_model` (``joints`` unused)."""
     from mujoco import mjx
 
+    model = mujoco_model(urdf, floating)
     try:
-        mx, implementation = mjx.put_model(mujoco_model(urdf, floating), impl="jax"), \
-            {"impl": "jax"}
+        mx, implementation = mjx.put_model(model, impl="jax"), {"impl": "jax"}
     except TypeError:  # MJX before it had several implementations
-        mx, implementation = mjx.put_model(mujoco_model(urdf, floating)), {}
+        mx, implementation = mjx.put_model(model), {}
     start = mjx.make_data(mx, **implementation)
 
     def mass(q):
