@@ -119,16 +119,12 @@ def test_forward_dynamics_divides_once_per_joint():
     joint by a computed number (the GPU's division has a slow path whose call spills
     registers; on TALOS this took its forward dynamics from 5.3 to 4.5 ns per sample)."""
     import casdyn
+    from casdyn.codegen import cuda
 
     for name, floating in (("ur5e", False), ("kuka_iiwa14", False), ("solo12", False)):
         robot = casdyn.load_robot(name, floating_base=floating)
         f = robot.function("forward_dynamics", fext=False)
-        writer: dict[int, int] = {}  # work slot -> the operation last written to it
-        computed = 0  # divisions by a computed number
-        for k in range(f.n_instructions()):
-            op = f.instruction_id(k)
-            if op == ca.OP_DIV:
-                computed += writer[f.instruction_input(k)[1]] != ca.OP_CONST
-            if op != ca.OP_OUTPUT:
-                writer[f.instruction_output(k)[0]] = op
+        listed = cuda._instructions(f)
+        computed = sum(1 for ins, operands in zip(listed, cuda._producers(listed), strict=True)
+                       if ins.op == ca.OP_DIV and listed[operands[1]].op != ca.OP_CONST)
         assert 0 < computed <= robot.nv, name  # a last body's D may be a constant
