@@ -20,7 +20,7 @@ RELEASE_GIL = LARGE  # >: numeric calls release the GIL (runtime.entry)
 OWN_C_FILE = LARGE  # >=: a C file of its own and the large flags (codegen.source, .build)
 LOWEST_OPTIMISATION = HUGE  # >=: the huge flags, -O1 (codegen.build)
 KEEP_OBJECT = LARGE  # >=: the object of a C file is kept in the compile cache (codegen.build)
-LINKED_FROM = LARGE  # >=: FD derivatives call the library's FD and ID derivatives (.forms)
+COMPOSED_FROM = LARGE  # >=: FD derivatives are FD, ID derivatives and C loops (codegen.forms)
 BATCH_OPTIMISED_AS = LARGE  # the batched C is compiled as a file of at least this size
 BATCHED_BY_DEFAULT = LARGE  # <=: compile() writes the batched C (codegen.robot)
 BACKGROUND_LARGEST = LARGE  # <=: numeric calls compile in the background (codegen.background)

@@ -21,7 +21,7 @@ NAMES = ["forward_dynamics", "inverse_dynamics_derivatives", "forward_dynamics_d
     ("ur5e", False, True), ("solo12", True, True), ("torso_two_arms", False, False)])
 def test_linked_derivatives_equal_the_sx_ones(tmp_path, monkeypatch, robot_name,
                                               floating_base, fext):
-    monkeypatch.setattr(sizes, "LINKED_FROM", 0)
+    monkeypatch.setattr(sizes, "COMPOSED_FROM", 0)
     robot = casdyn.load_robot(robot_name, floating_base=floating_base)
     names = [(n, {"fext": fext}) for n in NAMES]
     loaded = robot.export_c(tmp_path / "out", names)
@@ -41,7 +41,7 @@ def test_linked_derivatives_equal_the_sx_ones(tmp_path, monkeypatch, robot_name,
 
 
 def test_without_the_inverse_dynamics_derivatives_nothing_is_linked(tmp_path, monkeypatch):
-    monkeypatch.setattr(sizes, "LINKED_FROM", 0)
+    monkeypatch.setattr(sizes, "COMPOSED_FROM", 0)
     robot = casdyn.load_robot("ur5e")
     loaded = robot.export_c(tmp_path / "out", ["forward_dynamics",
                                                "forward_dynamics_derivatives"])
@@ -55,7 +55,7 @@ def test_without_the_inverse_dynamics_derivatives_nothing_is_linked(tmp_path, mo
 
 
 def test_compile_links_the_derivatives_too(tmp_path, monkeypatch):
-    monkeypatch.setattr(sizes, "LINKED_FROM", 0)
+    monkeypatch.setattr(sizes, "COMPOSED_FROM", 0)
     monkeypatch.setenv("CASDYN_CACHE", str(tmp_path))
     robot = casdyn.load_robot("torso_two_arms")
     sx = robot.function("forward_dynamics_derivatives")
@@ -79,12 +79,15 @@ def test_compile_links_the_derivatives_too(tmp_path, monkeypatch):
         assert_close(np.asarray(a), b.full())
 
 
-def test_long_chains_keep_their_loop_form(monkeypatch):
-    monkeypatch.setattr(sizes, "LINKED_FROM", 0)
-    chain = casdyn.load_urdf(random_urdf(3, 20, chain=True))
-    cache = chain._functions
-    keys = [cache.key(n) for n in NAMES]
-    assert forms.linked_forms(cache, keys, NAMES) == {}
+def test_chains_and_trees_are_linked_small_models_not(monkeypatch):
+    """The linked form wherever the composed one applies, from sizes.COMPOSED_FROM
+    instructions: chains (full rows) and trees alike, not the UR5e."""
+    small = casdyn.load_robot("ur5e")._functions
+    keys = [small.key(n) for n in NAMES]
+    assert forms.linked_forms(small, keys, NAMES) == {}
+    monkeypatch.setattr(sizes, "COMPOSED_FROM", 0)
+    chain = casdyn.load_urdf(random_urdf(3, 20, chain=True))._functions
     tree = casdyn.load_robot("torso_two_arms")._functions
-    keys = [tree.key(n) for n in NAMES]
-    assert list(forms.linked_forms(tree, keys, NAMES)) == [keys[2]]
+    for cache in (chain, tree, small):
+        keys = [cache.key(n) for n in NAMES]
+        assert list(forms.linked_forms(cache, keys, NAMES)) == [keys[2]]

@@ -10,7 +10,7 @@ import casadi as ca
 from ..algorithms import identification
 from ..math.spatial import SX
 from ..model.tree import Model
-from .inputs import FEXT, HELD, PI, symbols
+from .inputs import HELD, PI, symbols
 from .names import function_name
 from .registry import SIGNATURES, resolve_options
 from .size_policy import sx_function
@@ -105,8 +105,3 @@ def without_input(full: ca.Function, dropped: str, c_name: str, name: str) -> ca
     names = [n for n in full.name_in() if n != dropped]
     return sx_function(c_name, name, inputs, full.call(arguments), names, full.name_out())
 
-
-def without_fext(full: ca.Function, c_name: str, name: str) -> ca.Function:
-    """:func:`without_input` of ``fext`` (the C form of the loop Functions derives its
-    pieces with it, :mod:`casdyn.codegen.forms`)."""
-    return without_input(full, FEXT.name, c_name, name)
