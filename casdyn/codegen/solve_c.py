@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import casadi as ca
 
-from ..math.factorization import TreeLDLT
-
 # the tile of the product: columns of [A B] and rows of M^-1 at a time
 TILE_COLUMNS = 4
 TILE_ROWS = 8
@@ -70,16 +68,14 @@ def body(sp_a: ca.Sparsity, sp_b: ca.Sparsity, sp_m: ca.Sparsity, order: list[in
 
 # --- step 1 and 2 for a tree -----------------------------------------------------------------
 def _tree_inverse(sp_m: ca.Sparsity, order: list[int]) -> tuple[list[str], int]:
-    """``M^-1`` into ``y2`` through :class:`TreeLDLT`'s factorisation in ``order``, on the
-    numbers: straight-line C for the factors (``ld``: the entries of ``L``, then ``d``), the
-    permuted inverse ``Z`` by :func:`_inverse_rows`, then ``y2`` in the velocities' order."""
-    ldlt = TreeLDLT(ca.SX.sym("M", sp_m), order)
-    n = ldlt.n
-    entries = ldlt.entries()
-    index = {entry: k for k, entry in enumerate(entries)}
-    d = len(entries)
+    """``M^-1`` into ``y2`` through ``M = L^T diag(d) L`` in ``order`` (as
+    :class:`casdyn.math.factorization.TreeLDLT` eliminates, here on the numbers): straight-line
+    C for the factors (``ld``: the entries of ``L``, ``dg``: ``d``), the permuted inverse
+    ``Z`` by :func:`_inverse_rows`, then ``y2`` in the velocities' order."""
+    n = len(order)
     at_m = {rc: k for k, rc in enumerate(nonzeros(sp_m))}
     slots: dict[tuple[int, int], int] = {}  # mm: the permuted lower triangle as it is reduced
+    index: dict[tuple[int, int], int] = {}  # ld: the entries of L, as they are formed
     rows: list[set[int]] = [set() for _ in range(n)]
     factor = []
     for k in range(n):
@@ -89,12 +85,13 @@ def _tree_inverse(sp_m: ca.Sparsity, order: list[int]) -> tuple[list[str], int]:
                 rows[k].add(c)
                 factor.append(f"mm[{slots[k, c]}] = Mv[{at_m[order[k], order[c]]}];")
     for k in reversed(range(n)):
-        factor.append(f"ld[{d + k}] = mm[{slots[k, k]}];" if k in rows[k] else
-                      f"ld[{d + k}] = 0;")
+        factor.append(f"dg[{k}] = mm[{slots[k, k]}];" if k in rows[k] else f"dg[{k}] = 0;")
         below = sorted(rows[k] - {k})
         if below:
-            factor.append(f"r = 1 / ld[{d + k}];")
-        factor += [f"ld[{index[k, c]}] = mm[{slots[k, c]}] * r;" for c in below]
+            factor.append(f"r = 1 / dg[{k}];")
+        for c in below:
+            index[k, c] = len(index)
+            factor.append(f"ld[{index[k, c]}] = mm[{slots[k, c]}] * r;")
         for a, i in enumerate(below):
             for j in below[: a + 1]:
                 if j not in rows[i]:
@@ -102,13 +99,13 @@ def _tree_inverse(sp_m: ca.Sparsity, order: list[int]) -> tuple[list[str], int]:
                     rows[i].add(j)
                     factor.append(f"mm[{slots[i, j]}] = 0;")
                 factor.append(f"mm[{slots[i, j]}] -= mm[{slots[k, i]}] * ld[{index[k, j]}];")
-    ld, mm, z = 0, d + n, d + n + len(slots)
+    dg, mm, z = len(index), len(index) + n, len(index) + n + len(slots)
     inverse = _inverse_rows("Z", n, {kc: f"ld[{e}]" for kc, e in index.items()},
-                            [f"ld[{d + k}]" for k in range(n)])
+                            [f"dg[{k}]" for k in range(n)])
     position = {o: a for a, o in enumerate(order)}
     gather = [position[r] * n + position[c] if position[r] <= position[c]
               else position[c] * n + position[r] for c in range(n) for r in range(n)]
-    lines = [f"casadi_real* ld = s + {ld}; casadi_real* mm = s + {mm}; "
+    lines = [f"casadi_real* ld = s; casadi_real* dg = s + {dg}; casadi_real* mm = s + {mm}; "
              f"casadi_real* Z = s + {z}; casadi_real r;", *factor, *inverse,
              table("gather", gather),
              f"for (i = 0; i < {n * n}; ++i) y2[i] = Z[gather[i]];", "(void) r;"]
