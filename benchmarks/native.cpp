@@ -1,12 +1,13 @@
 // Side-by-side timing of casdyn's generated C and Pinocchio's C++ in one process.
 //
-// usage: native MODEL.bin LIBRARY.so ROUNDS CALLS [derivatives|regressor|-] [ORDER.txt]
+// usage: native MODEL.bin LIBRARY.so ROUNDS CALLS [derivatives|second|regressor|-] [ORDER.txt]
 // MODEL.bin: a Pinocchio model saved with Model.saveToBinary (built from the same URDF);
 // LIBRARY.so: casdyn's export of inverse_dynamics_nofext, forward_dynamics_nofext and
 // mass_matrix, and with "derivatives" also inverse_dynamics_derivatives_nofext and
 // forward_dynamics_derivatives_nofext (against computeRNEADerivatives and
 // computeABADerivatives), with "regressor" also regressor (against
-// computeJointTorqueRegressor). Both evaluate the same 16 random states, in interleaved rounds; the
+// computeJointTorqueRegressor), with "second" also inverse_dynamics_second_derivatives_nofext
+// (against ComputeRNEASecondOrderDerivatives). Both evaluate the same 16 random states, in interleaved rounds; the
 // output is one line per quantity: name, casdyn median ns/call, Pinocchio median ns/call,
 // max |diff|. ORDER.txt (for floating bases) holds casdyn's q and v as indices into
 // Pinocchio's: nq integers, then nv (casdyn's q[i] = Pinocchio's q[order_q[i]]); casdyn gets
@@ -19,6 +20,7 @@
 #include <pinocchio/algorithm/regressor.hpp>
 #include <pinocchio/algorithm/joint-configuration.hpp>
 #include <pinocchio/algorithm/rnea-derivatives.hpp>
+#include <pinocchio/algorithm/rnea-second-order-derivatives.hpp>
 #include <pinocchio/algorithm/rnea.hpp>
 
 #include "harness.hpp"
@@ -97,9 +99,47 @@ static void time_derivatives(const pinocchio::Model& model, pinocchio::Data& dat
   std::printf("dFD %.2f %.2f %.3g\n", median(t[2]), median(t[3]), diff[1]);
 }
 
+// casdyn's second-order inverse-dynamics derivatives against ComputeRNEASecondOrderDerivatives:
+// casdyn's output m (nv x nv^2, column k nv + j holding [:, j, k]) against Pinocchio's tensor
+// m through the order, [i, j, k] = Pinocchio's [order[i], order[j], order[k]]
+static void time_second(const pinocchio::Model& model, pinocchio::Data& data, void* lib,
+                        const std::vector<Eigen::VectorXd>& q,
+                        const std::vector<Eigen::VectorXd>& v,
+                        const std::vector<Eigen::VectorXd>& a,
+                        const std::vector<Eigen::VectorXd>& cq,
+                        const std::vector<Eigen::VectorXd>& cv,
+                        const std::vector<Eigen::VectorXd>& ca,
+                        const std::vector<int>& order_v, int rounds, int calls) {
+  const int n = model.nv;
+  const std::string name = "inverse_dynamics_second_derivatives_nofext";
+  Generated so(lib, name);
+  std::vector<double> o[4];
+  for (auto& out : o) out.resize(static_cast<size_t>(n) * n * n);
+  volatile double sink = 0;
+  so({cq[0].data(), cv[0].data(), ca[0].data()}, {o[0].data(), o[1].data(), o[2].data(), o[3].data()});
+  pinocchio::ComputeRNEASecondOrderDerivatives(model, data, q[0], v[0], a[0]);
+  const Eigen::Tensor<double, 3>* theirs[4] = {&data.d2tau_dqdq, &data.d2tau_dvdv, &data.d2tau_dqdv,
+                                               &data.d2tau_dadq};
+  double diff = 0;
+  for (int m = 0; m < 4; ++m) {
+    const std::vector<double> ours = so.dense(lib, name, m, o[m].data());
+    for (int k = 0; k < n; ++k)
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i)
+          diff = std::max(diff, std::abs(ours[i + (k * n + j) * n] -
+                                         (*theirs[m])(order_v[i], order_v[j], order_v[k])));
+  }
+  std::vector<double> t[2];
+  for (int r = 0; r < rounds; ++r) {
+    t[0].push_back(time_calls(calls, [&](int k) { so({cq[k].data(), cv[k].data(), ca[k].data()}, {o[0].data(), o[1].data(), o[2].data(), o[3].data()}); sink = sink + o[0][0]; }));
+    t[1].push_back(time_calls(calls, [&](int k) { pinocchio::ComputeRNEASecondOrderDerivatives(model, data, q[k], v[k], a[k]); sink = sink + data.d2tau_dqdq(0, 0, 0); }));
+  }
+  std::printf("d2ID %.2f %.2f %.3g\n", median(t[0]), median(t[1]), diff);
+}
+
 int main(int argc, char** argv) {
   if (argc < 5 || argc > 7) {
-    std::fprintf(stderr, "usage: native MODEL.bin LIBRARY.so ROUNDS CALLS [derivatives|-] [ORDER.txt]\n");
+    std::fprintf(stderr, "usage: native MODEL.bin LIBRARY.so ROUNDS CALLS [derivatives|second|regressor|-] [ORDER.txt]\n");
     return 2;
   }
   const bool derivatives = argc >= 6 && std::string(argv[5]) == "derivatives";
@@ -151,6 +191,8 @@ int main(int argc, char** argv) {
   for (int k = 0; k < 3; ++k)
     std::printf("%s %.2f %.2f %.3g\n", names[k], median(t[2 * k]), median(t[2 * k + 1]), diff[k]);
   if (derivatives) time_derivatives(model, data, lib, q, v, a, cq, cv, ca, order_v, rounds, calls);
+  if (argc >= 6 && std::string(argv[5]) == "second")
+    time_second(model, data, lib, q, v, a, cq, cv, ca, order_v, rounds, calls);
   if (argc >= 6 && std::string(argv[5]) == "regressor")
     time_regressor(model, data, lib, q, v, a, rounds, calls);
   return 0;

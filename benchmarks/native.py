@@ -17,6 +17,7 @@ FUNCTIONS = [("inverse_dynamics", {"fext": False}), ("forward_dynamics", {"fext"
              "mass_matrix"]
 DERIVATIVES = [("inverse_dynamics_derivatives", {"fext": False}),
                ("forward_dynamics_derivatives", {"fext": False})]
+SECOND = [("inverse_dynamics_second_derivatives", {"fext": False})]
 
 
 def _prefix() -> Path:
@@ -46,18 +47,20 @@ def harness(source_name: str = "native") -> Path:
 
 def run(name: str, urdf: str, rounds: int = 15, calls: int = 2000,
         derivatives: bool = False, floating_base: bool = False,
-        regressor: bool = False) -> dict[str, tuple]:
+        regressor: bool = False, second: bool = False) -> dict[str, tuple]:
     """{quantity: (casdyn ns, Pinocchio ns, max |difference|)} for one model; with
     ``derivatives`` also dID and dFD (their C takes long to compile for long chains); with
-    ``regressor`` (a fixed-base chain) also the joint-torque regressor Y; with
+    ``second`` the second-order d2ID instead (against ComputeRNEASecondOrderDerivatives);
+    with ``regressor`` (a fixed-base chain) also the joint-torque regressor Y; with
     ``floating_base`` both on a free flyer (casdyn's inputs reordered, see native.cpp)."""
     exe = harness()
     directory = BUILD / name
     robot = casdyn.load_urdf(urdf, floating_base=floating_base)
     functions = FUNCTIONS + (DERIVATIVES if derivatives else []) + (
-        ["regressor"] if regressor else [])
+        SECOND if second else []) + (["regressor"] if regressor else [])
     library, model_file, order = _prepare(directory, robot, urdf, functions)
-    mode = "derivatives" if derivatives else "regressor" if regressor else "-"
+    mode = ("derivatives" if derivatives else "second" if second else
+            "regressor" if regressor else "-")
     command = [str(exe), str(model_file), str(library), str(rounds), str(calls), mode,
                *([str(order)] if order else [])]
     return _results(command)

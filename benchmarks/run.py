@@ -22,6 +22,7 @@ import timeit
 import warnings
 from pathlib import Path
 
+import casadi as ca
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -289,6 +290,55 @@ def floating_speed(urdfs: dict[str, str], rounds: int, calls: int) -> str:
     return table(SPEED_HEADER, rows)
 
 
+def ad_twice_size(robot, dynamics: str) -> int:
+    """Instructions (with CSE) of the four second-order tensors of ``dynamics``
+    (``inverse_dynamics`` or ``forward_dynamics``, without fext) by CasADi's AD applied twice,
+    along ``q`` both times as casdyn defines it: the Jacobian in ``h`` at ``h = 0`` of the
+    derivative at ``q ⊕ h``."""
+    nv = robot.nv
+    q, qd, x = ca.SX.sym("q", robot.nq), ca.SX.sym("qd", nv), ca.SX.sym("x", nv)
+    h = ca.SX.sym("h", nv)
+    moved = robot.function("integrate")(q, h)
+
+    def along_q(expression):
+        jacobian = ca.jacobian(ca.substitute(expression, q, moved), h)
+        return ca.substitute(jacobian, h, ca.DM.zeros(nv))
+
+    y = robot.function(dynamics, fext=False)(q, qd, x)
+    by_q, by_qd, by_x = along_q(y), ca.jacobian(y, qd), ca.jacobian(y, x)
+    twice = [along_q(ca.vec(by_q)), ca.jacobian(ca.vec(by_qd), qd),
+             ca.jacobian(ca.vec(by_q), qd), along_q(ca.vec(by_x))]
+    return ca.Function("twice", [q, qd, x], twice, {"cse": True}).n_instructions()
+
+
+def second_order(bench_models, urdfs: dict[str, str], rounds: int, calls: int) -> str:
+    """The second-order derivatives: d2(ID) compiled against Pinocchio's C++
+    ComputeRNEASecondOrderDerivatives (one process), and both Functions' graphs against
+    CasADi's AD applied twice."""
+    cases = [("UR5e", bench_models["UR5e"][0], False),
+             ("chain12", bench_models["chain12"][0], False),
+             ("solo12", urdfs["solo12"], True), ("TALOS", urdfs["TALOS"], True)]
+    rows = []
+    for name, urdf, floating in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", casdyn.ModelWarning)
+            robot = casdyn.load_urdf(urdf, floating_base=floating)
+            ours, theirs, diff = native.run(f"{name}-second", urdf, rounds, calls, second=True,
+                                            floating_base=floating)["d2ID"]
+        sizes = []
+        for dynamics in ("inverse_dynamics", "forward_dynamics"):
+            if dynamics == "forward_dynamics" and robot.nv > 20:
+                sizes.append("-")  # 4 nv^3 entries: not built for TALOS
+                continue
+            mine = robot.function(f"{dynamics}_second_derivatives", fext=False).n_instructions()
+            sizes.append(f"{mine:,} / {ad_twice_size(robot, dynamics):,}")
+        rows.append([name + (" (floating)" if floating else ""), robot.nv, f"{ours:.0f}",
+                     f"{theirs:.0f}", f"{ours / theirs:.2f}", f"{diff:.0e}", *sizes])
+    return table(["model", "nv", "casdyn d2(ID) [ns]", "Pinocchio C++ [ns]", "ratio",
+                  "max abs diff", "graph d2(ID): casdyn / AD twice",
+                  "graph d2(FD): casdyn / AD twice"], rows)
+
+
 # contacts of the benchmark: solo12's four point feet, TALOS's two 6-D soles (ankle links);
 # Jdot of the first of them
 TASK_CONTACTS = {"solo12": [casdyn.Contact(f"{leg}_FOOT") for leg in ("FL", "FR", "HL", "HR")],
@@ -453,6 +503,10 @@ def main() -> None:
          lambda: floating_graph_sizes(urdfs)),
         ("Floating base: compiled speed vs Pinocchio's C++ (JointModelFreeFlyer), one process; "
          "derivatives in the tangent space", lambda: floating_speed(urdfs, rounds, calls)),
+        ("Second-order derivatives: d2(ID) compiled vs Pinocchio's C++ "
+         "ComputeRNEASecondOrderDerivatives, one process; graph sizes (SX n_instructions) "
+         "against CasADi's AD applied twice", lambda: second_order(bench_models, urdfs, rounds,
+                                                                    calls)),
         ("Export time (default flags, a fresh process, an empty compile cache; large "
          "functions in files of their own, compiled in parallel)",
          lambda: export_time(urdfs["TALOS"])),

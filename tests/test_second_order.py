@@ -8,6 +8,7 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 import pytest
+from ball_trees import ball_tree
 from conftest import random_state
 
 import casdyn
@@ -87,3 +88,64 @@ def test_the_functions_layout_is_the_methods_tensors(robot):
         matrix = np.asarray(matrix)
         for j, k in ((0, 1), (nv - 1, 2), (3, nv - 1)):
             assert np.array_equal(matrix[:, k * nv + j], tensor[:, j, k])
+
+
+def ad_of_the_first_order(robot, dynamics: str, q, qd, x, fext) -> list[np.ndarray]:
+    """The four tensors as CasADi's AD of the first-order Function: along ``q`` as the
+    Jacobian of ``first(q ⊕ v)`` in ``v`` at ``v = 0`` (through the ``integrate`` Function),
+    so that no symmetry of the tensors is assumed."""
+    nv = robot.nv
+    v, qds = ca.SX.sym("v", nv), ca.SX.sym("qd", nv)
+    moved = robot.function("integrate")(q, v)
+    dq, dqd, last = robot.function(f"{dynamics}_derivatives")(moved, qds, x, fext)
+    pairs = ((dq, v), (dqd, qds), (dq, qds), (last, v))
+    values = ca.Function("ad", [v, qds], [ca.jacobian(ca.vec(a), b) for a, b in pairs])(
+        np.zeros(nv), qd)
+    return [np.asarray(value).reshape(nv, nv, nv, order="F") for value in values]
+
+
+@pytest.mark.parametrize("dynamics", ["inverse_dynamics", "forward_dynamics"])
+@pytest.mark.parametrize("seed, links", [(4, 6), (7, 5), (14, 6)])
+def test_on_random_trees_with_lie_group_joints_they_are_ad_of_the_first_order(seed, links,
+                                                                             dynamics):
+    """Random floating trees with ball, planar and free joints (pairs of coordinates of one
+    such joint do not commute, so the tensors are formed both ways there), with external
+    forces: every entry against AD of the first-order Function."""
+    robot, _, _ = ball_tree(seed, floating_base=True, n_links=links)
+    q, qd, x, _ = random_state(robot, seed)
+    fext = np.random.default_rng(seed).normal(size=(len(robot.body_names), 6))
+    outputs = robot.function(f"{dynamics}_second_derivatives")(q, qd, x, fext)
+    nv = robot.nv
+    for got, want in zip(outputs, ad_of_the_first_order(robot, dynamics, q, qd, x, fext),
+                         strict=True):
+        close(np.asarray(got).reshape(nv, nv, nv).transpose(0, 2, 1), want, 1e-10)
+
+
+@pytest.mark.parametrize("name, floating", [("ur5e", False), ("solo12", True)])
+def test_the_graphs_are_smaller_than_ad_applied_twice(name, floating, shipped):
+    """The second-order inverse dynamics's graph (all four tensors) against CasADi's AD
+    applied twice to inverse dynamics, without ``fext``, both with CasADi's CSE. Along ``q``
+    both times in the tangent space as defined (the Jacobian in ``h`` at ``h = 0`` of the
+    derivative at ``q ⊕ h``): the symmetric pairs formed once make ours the smaller."""
+    robot = shipped(name, floating_base=floating)
+    nv = robot.nv
+    q, qd, qdd = ca.SX.sym("q", robot.nq), ca.SX.sym("qd", nv), ca.SX.sym("qdd", nv)
+    h = ca.SX.sym("h", nv)
+    integrate = robot.function("integrate")
+
+    def at_zero(expression):
+        return ca.substitute(expression, h, ca.DM.zeros(nv))
+
+    def along_q(expression):  # d/dh expression(q ⊕ h) at h = 0
+        return at_zero(ca.jacobian(ca.substitute(expression, q, integrate(q, h)), h))
+
+    tau = robot.function("inverse_dynamics", fext=False)(q, qd, qdd)
+    by_q, by_qd, by_qdd = along_q(tau), ca.jacobian(tau, qd), ca.jacobian(tau, qdd)
+    twice = [along_q(ca.vec(by_q)), ca.jacobian(ca.vec(by_qd), qd),
+             ca.jacobian(ca.vec(by_q), qd), along_q(ca.vec(by_qdd))]
+    ad = ca.Function("ad", [q, qd, qdd], twice, {"cse": True})
+    ours = robot.function("inverse_dynamics_second_derivatives", fext=False)
+    state = random_state(robot, 7)[:3]
+    for got, want in zip(ours(*state), ad(*state), strict=True):  # the same tensors
+        close(np.asarray(got), np.asarray(want).reshape(nv, nv * nv, order="F"), 1e-10)
+    assert ours.n_instructions() < ad.n_instructions()

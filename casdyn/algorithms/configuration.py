@@ -103,6 +103,19 @@ def tangent_map(model: Model, q: SX) -> SX | None:
     return T
 
 
+def tangent_jacobian(model: Model, expression: SX, q: SX) -> SX:
+    """``d/dh expression(q ⊕ h)`` at ``h = 0`` (k x nv) for an ``expression`` (k x 1) of the
+    symbol ``q``: :func:`in_tangent_space` of its Jacobian in ``q``, but differentiated
+    through ``q ⊕ h``, whose derivatives at ``h = 0`` fold to constants: a smaller graph
+    where ``q`` has quaternions (the floating solo12's inverse-dynamics ``d tau/dq``: 4,788
+    instructions against 5,254)."""
+    if is_vector_space(model):
+        return ca.jacobian(expression, q)
+    h = SX.sym("h", model.nv)
+    moved = ca.jacobian(ca.substitute(expression, q, integrate(model, q, h)), h)
+    return ca.substitute(moved, h, SX.zeros(model.nv))
+
+
 def in_tangent_space(model: Model, jacobian: SX, q: SX) -> SX:
     """A Jacobian with respect to ``q`` (k x nq) as the derivative along ``q ⊕ v`` at
     ``v = 0`` (k x nv): unchanged where every joint has ``nq == nv`` and plain addition."""

@@ -9,6 +9,8 @@ is the builder); ``parametric_*`` are the ``parameters=True`` forms."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import casadi as ca
 
 from ..algorithms import centroidal, configuration, derivatives, dynamics, identification
@@ -108,7 +110,7 @@ def inverse_dynamics_partials(model: Model, s: dict, options: dict,
     (tau,) = inverse_dynamics.build(model, s, options, stages)
 
     def by_ad() -> list[SX]:
-        return [configuration.in_tangent_space(model, ca.jacobian(tau, s["q"]), s["q"]),
+        return [configuration.tangent_jacobian(model, tau, s["q"]),
                 ca.jacobian(tau, s["qd"]), dynamics.crba(stages.grouped, s["q"])]
 
     if model.has_mimic_joints:
@@ -144,7 +146,7 @@ def forward_dynamics_derivatives(model: Model, s: dict, options: dict,
     benchmark robots)."""
     if model.nv == 0:  # every joint locked: empty, as the other dynamics functions' results
         return [SX(0, 0)] * 3
-    partials, ldlt, qdd = forward_dynamics_pieces(model, s, options, stages)
+    partials, ldlt, qdd, _ = forward_dynamics_pieces(model, s, options, stages)
     by_solve = derivatives.forward_from_inverse(partials, ldlt)
     if not both_graphs_cheap(model):
         return by_solve
@@ -158,20 +160,25 @@ def factorization_order(stages: Stages) -> list[int]:
     return dynamics.velocity_order(stages.grouped)
 
 
-def forward_dynamics_pieces(model: Model, s: dict, options: dict,
-                            stages: Stages) -> tuple[list[SX], TreeLDLT, SX]:
+def forward_dynamics_pieces(model: Model, s: dict, options: dict, stages: Stages,
+                            more: Callable[[dict, list[SX]], list[SX]] | None = None
+                            ) -> tuple[list[SX], TreeLDLT, SX, list[SX]]:
     """What the forward-dynamics derivatives are made of: inverse dynamics' partials
     ``[d ID/dq, d ID/dqd]`` (nv x nv each) at ``qdd = FD(q, qd, tau)``, the factorisation
-    ``M = L^T D L`` and that ``qdd``."""
+    ``M = L^T D L``, that ``qdd``, and ``more(at, [d ID/dq, d ID/dqd, M])`` at that ``qdd``
+    too (``[]`` without ``more``): what else is built from inverse dynamics at a free
+    ``at["qdd"]``."""
     stages.require_regular_mass_matrix("forward dynamics")
     at = {**s, "qdd": SX.sym("at_qdd", model.nv)}  # ID at a free qdd, then qdd = FD(...)
-    *partials, M = inverse_dynamics_partials(model, at, options, stages)
-    ldlt = TreeLDLT(M, factorization_order(stages))
+    partials = inverse_dynamics_partials(model, at, options, stages)
+    extra = [] if more is None else more(at, partials)
+    ldlt = TreeLDLT(partials[2], factorization_order(stages))
     # FD itself through the same factorisation: smaller than ABA next to it (3-12 % of the
     # whole on TALOS, chain24, chain12, UR5e)
     qdd = dynamics.factorized_forward_dynamics(stages.grouped, s["q"], s["qd"],
                                                _driving_force(model, s), ldlt)
-    return ca.substitute(partials, [at["qdd"]], [qdd]), ldlt, qdd
+    at_fd = ca.substitute([*partials[:2], *extra], [at["qdd"]], [qdd])
+    return at_fd[:2], ldlt, qdd, at_fd[2:]
 
 
 @builds("regressor", (Q, QD, QDD), ("Y",))
