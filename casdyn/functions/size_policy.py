@@ -20,7 +20,7 @@ CSE_FUNCTIONS = frozenset({"inverse_dynamics", "forward_dynamics", "mass_matrix"
 # CasADi's common-subexpression pass (CSE) on the derivative graphs runs below
 # casdyn.sizes.DERIVATIVE_CSE_LIMIT only (docs/performance.md, "Why these thresholds"),
 # except on the second-order ones, at every size: there it merges what the forward passes
-# of the tensors' pairs share (floating solo12 24 %, chain12 19 %, floating TALOS 13 % of
+# of the tensors' pairs share (floating solo12 19 %, chain12 19 %, floating TALOS 13 % of
 # the inverse-dynamics tensors' graph, in 0.2-4 s against builds of 0.3-2 s)
 SECOND_ORDER = frozenset({"inverse_dynamics_second_derivatives",
                           "forward_dynamics_second_derivatives"})
