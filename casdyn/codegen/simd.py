@@ -172,7 +172,7 @@ def source(function: ca.Function, symbol: str, width: int = WIDTH) -> str:
         nnz_in=", ".join(str(n) for n in nnz_in) or "0",
         nnz_out=", ".join(str(n) for n in nnz_out) or "0",
         in_total=max(sum(nnz_in), 1), out_total=max(sum(nnz_out), 1),
-        declarations=declarations, body="\n".join(body), sincos=_SINCOS if pairs else "",
+        declarations=declarations, body="\n".join(body), sincos=sincos_routine() if pairs else "",
         name=function.name(), in_count=n_in, out_count=n_out,
     )
 
@@ -183,20 +183,31 @@ def source(function: ca.Function, symbol: str, width: int = WIDTH) -> str:
 # __kernel_cos on [-pi/4, pi/4] (their coefficients; error under one ulp). Lanes beyond 1e5
 # in magnitude, infinite or NaN take the C library's sin and cos instead, each lane's
 # result independent of the others'.
+def sincos_routine(name: str = "casdyn_sincos", vector: str = "casdyn_v",
+                   width: int | str = "W") -> str:
+    """The C of ``static inline void name(vector x, vector* sin_x, vector* cos_x)`` for a
+    GCC vector type ``vector`` of ``width`` doubles (a C expression), with the integer vector
+    type ``<vector>l`` it needs."""
+    longs = f"{vector}l"
+    typedef = (f"typedef long long {longs} __attribute__((vector_size({width} * "
+               "sizeof(long long))));\n")
+    return typedef + (_SINCOS.replace("NAME", name).replace("LONGS", longs)
+                      .replace("VECTOR", vector).replace("WIDTH", str(width)))
+
+
 _SINCOS = """\
-typedef long long casdyn_vl __attribute__((vector_size(W * sizeof(long long))));
-static inline void casdyn_sincos(casdyn_v original, casdyn_v* sin_x, casdyn_v* cos_x) {{
-  casdyn_v x = original;
+static inline void NAME(VECTOR original, VECTOR* sin_x, VECTOR* cos_x) {
+  VECTOR x = original;
   const double pio2_1 = 0x1.921fb544p+0, pio2_2 = 0x1.0b4611a6p-34,
                pio2_3 = 0x1.3198a2e037073p-69, shift = 0x1.8p52;
-  casdyn_v k, a, b, r, c, z, w, v, ps, pc, hz, sn, cs;
-  casdyn_vl n, swap, sign_s, sign_c;
+  VECTOR k, a, b, r, c, z, w, v, ps, pc, hz, sn, cs;
+  LONGS n, swap, sign_s, sign_c;
   int l, far = 0;
-  for (l = 0; l < W; ++l) far |= !(fabs(x[l]) <= 1e5);
+  for (l = 0; l < WIDTH; ++l) far |= !(fabs(x[l]) <= 1e5);
   if (far) /* those lanes' results come from the C library below; 0 keeps the others' */
-    for (l = 0; l < W; ++l) if (!(fabs(x[l]) <= 1e5)) x[l] = 0.0;
+    for (l = 0; l < WIDTH; ++l) if (!(fabs(x[l]) <= 1e5)) x[l] = 0.0;
   k = (x * 0x1.45f306dc9c883p-1 + shift) - shift; /* x * 2/pi to the nearest integer */
-  n = __builtin_convertvector(k, casdyn_vl);
+  n = __builtin_convertvector(k, LONGS);
   a = x - k * pio2_1;
   b = k * pio2_2;
   r = a - b;
@@ -216,15 +227,15 @@ static inline void casdyn_sincos(casdyn_v original, casdyn_v* sin_x, casdyn_v* c
   swap = (n & 1) != 0;
   sign_s = (n & 2) << 62;
   sign_c = ((n + 1) & 2) << 62;
-  *sin_x = (casdyn_v)((((casdyn_vl)cs & swap) | ((casdyn_vl)sn & ~swap)) ^ sign_s);
-  *cos_x = (casdyn_v)((((casdyn_vl)sn & swap) | ((casdyn_vl)cs & ~swap)) ^ sign_c);
+  *sin_x = (VECTOR)((((LONGS)cs & swap) | ((LONGS)sn & ~swap)) ^ sign_s);
+  *cos_x = (VECTOR)((((LONGS)sn & swap) | ((LONGS)cs & ~swap)) ^ sign_c);
   if (far)
-    for (l = 0; l < W; ++l)
-      if (!(fabs(original[l]) <= 1e5)) {{
+    for (l = 0; l < WIDTH; ++l)
+      if (!(fabs(original[l]) <= 1e5)) {
         (*sin_x)[l] = sin(original[l]);
         (*cos_x)[l] = cos(original[l]);
-      }}
-}}
+      }
+}
 """
 
 

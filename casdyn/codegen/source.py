@@ -24,7 +24,7 @@ import casadi as ca
 
 from .. import sizes
 from ..errors import InputError
-from . import externals, simd, split
+from . import externals, simd, split, trig
 
 
 class CFile(NamedTuple):
@@ -177,6 +177,8 @@ def _generate(listed: list[tuple[str, list, int]], scratch: Path, appended: str 
             text, declared = (_renamed_services(t, name, services, own) for t in (text, declared))
         else:
             text, declared = _private_services(text, declared, services)
+        if part_size == 0:  # the small functions: the sines and cosines of their inputs
+            text = trig.hoisted(text)  # together (a large one's are a small share of it)
         if cut and sizes.OWN_C_FILE <= part_size < sizes.LOWEST_OPTIMISATION:
             text = split.split_functions(text)
         text = externals.with_prefix(text + (routines if k == 0 else ""), called, own)
