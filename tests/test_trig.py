@@ -7,6 +7,7 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 import pytest
+from random_trees import random_urdf
 
 import casdyn
 from casdyn.codegen import trig
@@ -29,8 +30,8 @@ def test_the_arm_reads_its_sines_and_cosines_from_the_lanes():
     assert "=sin(" not in rewritten and "=cos(" not in rewritten
     assert rewritten.count("casdyn_trig_lanes(casdyn_x, casdyn_s, casdyn_c, 8);") == 1
     # the five angles that enter (the first joint's only turns gravity about its own axis)
-    assert [f"casdyn_x[{k}] = arg[0] ? arg[0][{k + 1}] : 0;" in rewritten for k in range(5)] \
-        == [True] * 5
+    assert [f"casdyn_x[{k}] = (arg[0] ? arg[0][{k + 1}] : 0);" in rewritten
+            for k in range(5)] == [True] * 5
 
 
 def test_a_function_with_one_sine_of_an_input_is_left_as_it_was():
@@ -59,3 +60,27 @@ def test_compiled_functions_give_the_graphs_numbers(tmp_path, native):
                                  strict=True):
                 got, want = np.asarray(got), np.asarray(want)
                 assert np.abs(got - want).max() <= 1e-13 * max(1.0, np.abs(want).max()), name
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_angles_with_a_folded_turn_are_read_too(tmp_path, seed):
+    """Random chains, whose joints' constant turns about their own axes are folded into the
+    angle (``q + c``): every sine and cosine comes from the lanes, and the compiled
+    Functions give the graph's numbers."""
+    robot = casdyn.load_urdf(random_urdf(seed, n_links=8, chain=True))
+    text = trig.hoisted(generated(robot.function("inverse_dynamics", fext=False)))
+    assert "=sin(" not in text and "=cos(" not in text
+    folded = [line for line in text.splitlines()
+              if "casdyn_x[" in line and ("+(arg" in line or ": 0)+" in line or ": 0)-" in line)]
+    assert folded
+    compiled = robot.export_c(tmp_path, FUNCTIONS[:3])
+    rng = np.random.default_rng(seed)
+    for _ in range(5):
+        q = rng.uniform(-4, 4, robot.nq)
+        qd, x = rng.normal(size=robot.nv), rng.normal(size=robot.nv)
+        for spec, function in zip(FUNCTIONS[:3], compiled.values(), strict=True):
+            name, options = spec if isinstance(spec, tuple) else (spec, {})
+            args = [q] if function.n_in() == 1 else [q, qd, x]
+            got = np.asarray(function.call(args)[0])
+            want = np.asarray(robot.function(name, **options).call(args)[0])
+            assert np.abs(got - want).max() <= 1e-13 * max(1.0, np.abs(want).max()), name

@@ -12,8 +12,10 @@ function reads them from there. Measured on the UR5e's inverse dynamics (an Inte
 ``-O3 -march=native``, a C timer): 103 against 73 ns; in lanes of eight (AVX-512) it was
 slower than the calls, 146 ns.
 
-Only CasADi's statements of the forms ``aN=arg[i]? arg[i][k] : 0;`` and ``aM=sin(aN);`` /
-``aM=cos(aN);`` are read; a function without two such entries is left as it was.
+Only CasADi's statements of the forms ``aN=arg[i]? arg[i][k] : 0;`` (an input entry),
+``aN=<number>;``, ``aN=(aP+aQ);`` / ``aN=(aP-aQ);`` (an input entry plus or minus a number:
+a joint's angle with the constant turn folded into it) and ``aM=sin(aN);`` / ``aM=cos(aN);``
+are read; a function without two such sines or cosines is left as it was.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ LANES = 4
 _FUNCTION = re.compile(r"^static int casadi_f\d+\(const casadi_real\*\* arg, casadi_real\*\* res, "
                        r"casadi_int\* iw, casadi_real\* w, int mem\) \{$")
 _READ = re.compile(r"^  (a\d+)=arg\[(\d+)\]\? arg\[\2\]\[(\d+)\] : 0;$")
+_NUMBER = re.compile(r"^  (a\d+)=(-?\d+\.\d*(?:e[+-]\d+)?);$")
+_SUM = re.compile(r"^  (a\d+)=\((a\d+)([+-])(a\d+)\);$")
 _TRIG = re.compile(r"^  (a\d+)=(sin|cos)\((a\d+)\);$")
 _ASSIGNED = re.compile(r"^  (a\d+)=")
 _DECLARED = re.compile(r"^  casadi_(real|int) ")
@@ -76,30 +80,43 @@ def hoisted(text: str) -> str:
 
 
 def _body(lines: list[str]) -> list[str] | None:
-    """A function body's lines with the sines and cosines of its input entries read from
-    ``casdyn_s`` and ``casdyn_c``, computed at its start; None where fewer than two."""
-    reads: dict[str, tuple[int, int]] = {}  # variable -> the input entry it holds
-    slots: dict[tuple[int, int], int] = {}  # input entry -> its lane
+    """A function body's lines with the sines and cosines of its input entries (plus or
+    minus a number) read from ``casdyn_s`` and ``casdyn_c``, computed at its start; None
+    where fewer than two."""
+    holds: dict[str, str] = {}  # variable -> the C expression of the angle it holds
+    numbers: dict[str, str] = {}  # variable -> the number it holds
+    slots: dict[str, int] = {}  # angle -> its lane
     changed = list(lines)
     for n, line in enumerate(lines):
         trig = _TRIG.match(line)
-        if trig and trig.group(3) in reads:
-            slot = slots.setdefault(reads[trig.group(3)], len(slots))
+        if trig and trig.group(3) in holds:
+            slot = slots.setdefault(holds[trig.group(3)], len(slots))
             array = "casdyn_s" if trig.group(2) == "sin" else "casdyn_c"
             changed[n] = f"  {trig.group(1)}={array}[{slot}];"
-        assigned = _ASSIGNED.match(line)
-        if assigned:
-            reads.pop(assigned.group(1), None)
-        read = _READ.match(line)
-        if read:
-            reads[read.group(1)] = (int(read.group(2)), int(read.group(3)))
+        angle = number = None
+        if read := _READ.match(line):
+            angle = f"(arg[{read.group(2)}] ? arg[{read.group(2)}][{read.group(3)}] : 0)"
+        elif value := _NUMBER.match(line):
+            number = value.group(2)
+        elif (total := _SUM.match(line)) is not None:
+            x, sign, y = total.group(2, 3, 4)
+            if x in holds and y in numbers:
+                angle = f"({holds[x]}{sign}{numbers[y]})"  # (q + c) or (q - c), as CasADi
+            elif sign == "+" and x in numbers and y in holds:
+                angle = f"({numbers[x]}+{holds[y]})"
+        if assigned := _ASSIGNED.match(line):
+            holds.pop(assigned.group(1), None)
+            numbers.pop(assigned.group(1), None)
+            if angle is not None:
+                holds[assigned.group(1)] = angle
+            if number is not None:
+                numbers[assigned.group(1)] = number
     if len(slots) < 2:
         return None
     lanes = -(-len(slots) // LANES) * LANES
     start = next(n for n, line in enumerate(lines) if not _DECLARED.match(line))
     prologue = [f"  casadi_real casdyn_x[{lanes}], casdyn_s[{lanes}], casdyn_c[{lanes}];"]
-    prologue += [f"  casdyn_x[{slot}] = arg[{i}] ? arg[{i}][{k}] : 0;"
-                 for (i, k), slot in slots.items()]
+    prologue += [f"  casdyn_x[{slot}] = {angle};" for angle, slot in slots.items()]
     prologue += [f"  casdyn_x[{slot}] = 0;" for slot in range(len(slots), lanes)]
     prologue.append(f"  casdyn_trig_lanes(casdyn_x, casdyn_s, casdyn_c, {lanes});")
     return changed[:start] + prologue + changed[start:]
