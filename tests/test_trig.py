@@ -71,7 +71,8 @@ def test_angles_with_a_folded_turn_are_read_too(tmp_path, seed):
     text = trig.hoisted(generated(robot.function("inverse_dynamics", fext=False)))
     assert "=sin(" not in text and "=cos(" not in text
     folded = [line for line in text.splitlines()
-              if "casdyn_x[" in line and ("+(arg" in line or ": 0)+" in line or ": 0)-" in line)]
+              if "casdyn_x[" in line and (" + (arg" in line or ": 0) + " in line
+                                          or ": 0) - " in line)]
     assert folded
     compiled = robot.export_c(tmp_path, FUNCTIONS[:3])
     rng = np.random.default_rng(seed)
@@ -84,3 +85,18 @@ def test_angles_with_a_folded_turn_are_read_too(tmp_path, seed):
             got = np.asarray(function.call(args)[0])
             want = np.asarray(robot.function(name, **options).call(args)[0])
             assert np.abs(got - want).max() <= 1e-13 * max(1.0, np.abs(want).max()), name
+
+
+def test_a_negative_turn_subtracted_is_written_as_a_subtraction():
+    """``x - (-1.5)``, which CasADi writes as ``(a0-a1)`` with ``a1 = -1.5``: in C the
+    angle must read ``x - -1.5`` (``x--1.5`` does not compile), and compiled the Function
+    gives CasADi's numbers."""
+    x = ca.SX.sym("x", 2)
+    f = ca.Function("turned", [x], [ca.sin(x[0] - (-1.5)) * ca.cos(x[1] - (-0.25))
+                                    + ca.sin(x[1])])
+    prologue = [line for line in trig.hoisted(generated(f)).splitlines()
+                if line.startswith("  casdyn_x[")]
+    assert "  casdyn_x[0] = ((arg[0] ? arg[0][0] : 0) - -1.5000000000000000e+00);" in prologue
+    compiled = casdyn.compile_function(f)
+    for value in ([0.3, -2.0], [1e6, 3.0], [-7.0, 0.5]):
+        assert abs(float(compiled(value)) - float(f(value))) <= 1e-15 * 4

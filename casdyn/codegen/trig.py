@@ -112,9 +112,10 @@ def _body(lines: list[str]) -> list[str] | None:
         elif (total := _SUM.match(line)) is not None:
             x, sign, y = total.group(2, 3, 4)
             if x in holds and y in numbers:
-                angle = f"({holds[x]}{sign}{numbers[y]})"  # (q + c) or (q - c), as CasADi
+                # (q + c) or (q - c) as CasADi computes it (spaced: q - -c is not q--c)
+                angle = f"({holds[x]} {sign} {numbers[y]})"
             elif sign == "+" and x in numbers and y in holds:
-                angle = f"({numbers[x]}+{holds[y]})"
+                angle = f"({numbers[x]} + {holds[y]})"
         if assigned := _ASSIGNED.match(line):
             holds.pop(assigned.group(1), None)
             numbers.pop(assigned.group(1), None)
