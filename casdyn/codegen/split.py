@@ -23,14 +23,9 @@ from __future__ import annotations
 import re
 
 from .. import sizes
+from .casadi_c import ASSIGNED, DECLARATION, header, rewrite_functions
 
-_FUNCTION = re.compile(
-    r"^static int (casadi_f\d+)\(const casadi_real\*\* arg, casadi_real\*\* res, "
-    r"casadi_int\* iw, casadi_real\* w, int mem\) \{\n(.*?)^\}\n",
-    re.MULTILINE | re.DOTALL)
-_DECLARATION = re.compile(r"^  casadi_real a\d+(?:, a\d+)*;$")
 _VARIABLE = re.compile(r"\ba\d+\b")
-_ASSIGNED = re.compile(r"^  (a\d+)=")
 # what a part may not contain: blocks, loops, the work vectors, calls of other functions
 _UNSAFE = re.compile(r"[{}]|\b(?:w|iw)\[|\bcasadi_f\d|\bfor\b|\bwhile\b|\breturn\b|\bgoto\b")
 
@@ -60,21 +55,15 @@ def split_functions(source: str, part: int | None = None, split_from: int | None
     documentation); other functions stay as they are."""
     part = sizes.SPLIT_PART if part is None else part
     split_from = sizes.SPLIT_FROM if split_from is None else split_from
-    pieces, end, added = [], 0, False
-    for match in _FUNCTION.finditer(source):
-        cut = _split(match.group(1), match.group(2), part, split_from)
-        if cut is None:
-            continue
-        pieces += [source[end:match.start()], "" if added else NOINLINE, cut]
-        end, added = match.end(), True
-    return "".join(pieces) + source[end:] if pieces else source
+    return rewrite_functions(
+        source, lambda name, body: _split(name, body, part, split_from), NOINLINE)
 
 
 def _split(name: str, body: str, part: int, split_from: int) -> str | None:
     """The C of function ``name`` with ``body`` cut into parts, or None if it is not
     straight-line code of ``split_from`` statements or more."""
     lines = body.splitlines()
-    while lines and _DECLARATION.match(lines[0]):
+    while lines and DECLARATION.match(lines[0]):
         lines.pop(0)
     if not lines or lines[-1] != "  return 0;":
         return None
@@ -89,7 +78,7 @@ def _split(name: str, body: str, part: int, split_from: int) -> str | None:
     # (variables assigned, variables read before any assignment) of each statement
     uses = []
     for line in statements:
-        assigned = _ASSIGNED.match(line)
+        assigned = ASSIGNED.match(line)
         target = assigned.group(1) if assigned else None
         rest = line[assigned.end():] if assigned else line
         uses.append((target, _VARIABLE.findall(rest)))
@@ -153,7 +142,5 @@ def _split(name: str, body: str, part: int, split_from: int) -> str | None:
                          + "\n".join(declarations + out) + "\n}\n")
         calls.append(f"  {part_name}(arg, res, s, s);")
         start += len(chunk)
-    return ("\n".join(functions) + "\n"
-            f"static int {name}(const casadi_real** arg, casadi_real** res, casadi_int* iw, "
-            f"casadi_real* w, int mem) {{\n"
-            f"  casadi_real s[{max(len(slots), 1)}];\n" + "\n".join(calls) + "\n  return 0;\n}\n")
+    return ("\n".join(functions) + "\n" + header(name)
+            + f"  casadi_real s[{max(len(slots), 1)}];\n" + "\n".join(calls) + "\n  return 0;\n}\n")

@@ -30,19 +30,16 @@ from __future__ import annotations
 
 import re
 
+from .casadi_c import ASSIGNED, DECLARATION, header, rewrite_functions
 from .simd import sincos_routine
 
 LANES = 4
 MOST_STATEMENTS = 5000  # longer functions are left as they are (measured: the docstring)
 
-_FUNCTION = re.compile(r"^static int casadi_f\d+\(const casadi_real\*\* arg, casadi_real\*\* res, "
-                       r"casadi_int\* iw, casadi_real\* w, int mem\) \{$")
 _READ = re.compile(r"^  (a\d+)=arg\[(\d+)\]\? arg\[\2\]\[(\d+)\] : 0;$")
 _NUMBER = re.compile(r"^  (a\d+)=(-?\d+\.\d*(?:e[+-]\d+)?);$")
 _SUM = re.compile(r"^  (a\d+)=\((a\d+)([+-])(a\d+)\);$")
 _TRIG = re.compile(r"^  (a\d+)=(sin|cos)\((a\d+)\);$")
-_ASSIGNED = re.compile(r"^  (a\d+)=")
-_DECLARED = re.compile(r"^  casadi_(real|int) ")
 
 ROUTINE = f"""
 /* sines and cosines of a function's inputs, {LANES} at a time (casdyn.codegen.trig) */
@@ -60,6 +57,7 @@ static void casdyn_trig_lanes(const casadi_real* x, casadi_real* s, casadi_real*
     }}
   }}
 }}
+
 """
 
 
@@ -67,25 +65,14 @@ def hoisted(text: str) -> str:
     """``text`` (a C file of CasADi's code generator) with the sines and cosines of each
     function's input entries computed together at its start, where it takes two or more
     (the module's docstring); unchanged where none does."""
-    lines = text.split("\n")
-    out: list[str] = []
-    first = None  # where the routine goes: before the first function that uses it
-    k = 0
-    while k < len(lines):
-        line = lines[k]
-        out.append(line)
-        k += 1
-        if not _FUNCTION.match(line):
-            continue
-        end = lines.index("}", k)  # the function's closing brace, alone on its line
-        body = _body(lines[k:end])
-        if body is not None:
-            first = len(out) - 1 if first is None else first
-            out += body
-            k = end
-    if first is None:
-        return text
-    return "\n".join(out[:first] + ROUTINE.split("\n") + out[first:])
+    return rewrite_functions(text, _function, ROUTINE)
+
+
+def _function(name: str, body: str) -> str | None:
+    """The C of CasADi's function ``name`` with ``body`` rewritten by :func:`_body`, or
+    None where that leaves it as it is."""
+    lines = _body(body.splitlines())
+    return None if lines is None else header(name) + "\n".join(lines) + "\n}\n"
 
 
 def _body(lines: list[str]) -> list[str] | None:
@@ -116,7 +103,7 @@ def _body(lines: list[str]) -> list[str] | None:
                 angle = f"({holds[x]} {sign} {numbers[y]})"
             elif sign == "+" and x in numbers and y in holds:
                 angle = f"({numbers[x]} + {holds[y]})"
-        if assigned := _ASSIGNED.match(line):
+        if assigned := ASSIGNED.match(line):
             holds.pop(assigned.group(1), None)
             numbers.pop(assigned.group(1), None)
             if angle is not None:
@@ -126,7 +113,7 @@ def _body(lines: list[str]) -> list[str] | None:
     if len(slots) < 2:
         return None
     lanes = -(-len(slots) // LANES) * LANES
-    start = next(n for n, line in enumerate(lines) if not _DECLARED.match(line))
+    start = next(n for n, line in enumerate(lines) if not DECLARATION.match(line))
     prologue = [f"  casadi_real casdyn_x[{lanes}], casdyn_s[{lanes}], casdyn_c[{lanes}];"]
     prologue += [f"  casdyn_x[{slot}] = {angle};" for angle, slot in slots.items()]
     prologue += [f"  casdyn_x[{slot}] = 0;" for slot in range(len(slots), lanes)]
