@@ -48,17 +48,6 @@ from .registry import builds
 from .stages import Stages
 
 
-def along(model: Model, first: SX, s: dict, by: str) -> SX:
-    """The tensor of the ``nv x nv`` first-order derivative ``first`` differentiated along
-    the input ``by`` (``q``: in the tangent space), in the layout of this module."""
-    nv = model.nv
-    if by == "q":
-        jacobian = configuration.tangent_jacobian(model, ca.vec(first), s["q"])
-    else:
-        jacobian = ca.jacobian(ca.vec(first), s[by])
-    return ca.reshape(jacobian, nv, nv * nv)
-
-
 def joint_of_column(model: Model) -> list[int]:
     """For each velocity coordinate (nv), the index of its joint among the model's
     coordinate joints."""
@@ -92,9 +81,11 @@ def place(nv: int, formed: list[list[int]], columns: list[list[SX]]) -> SX:
 
 
 def along_symmetric(model: Model, first: SX, s: dict, by: str) -> SX:
-    """:func:`along` for a ``first`` whose tensor is symmetric in ``(j, k)`` except within
-    a joint's coordinates along ``q`` (see :func:`mirrored`): one forward-mode pass per
-    coordinate ``k``, over the columns ``j`` it forms only."""
+    """The tensor (this module's layout) of the ``nv x nv`` first-order derivative ``first``
+    differentiated along the input ``by`` (``q``: in the tangent space), where it is
+    symmetric in ``(j, k)`` except within a joint's coordinates along ``q`` (see
+    :func:`mirrored`): one forward-mode pass per coordinate ``k``, over the columns ``j`` it
+    forms only."""
     nv, x = model.nv, s[by]
     T = configuration.tangent_map(model, x) if by == "q" else None
     directions = ca.DM.eye(x.numel()) if T is None else T
@@ -135,8 +126,9 @@ def inverse_tensors(model: Model, s: dict, partials: list[SX]) -> list[SX]:
     """The four tensors of inverse dynamics from its first-order ``partials``
     ``[d tau/dq, d tau/dqd, M]`` (functions of ``s``'s ``q``, ``qd``, ``qdd``)."""
     dq, dqd, M = partials
+    dq_along_qd = ca.reshape(ca.jacobian(ca.vec(dq), s["qd"]), model.nv, model.nv ** 2)
     return [along_symmetric(model, dq, s, "q"), along_symmetric(model, dqd, s, "qd"),
-            along(model, dq, s, "qd"), mass_matrix_along_q(model, M, s)]
+            dq_along_qd, mass_matrix_along_q(model, M, s)]
 
 
 @builds("inverse_dynamics_second_derivatives", (Q, QD, QDD, FEXT),
