@@ -62,14 +62,15 @@ static Eigen::MatrixXd symmetric(const Eigen::MatrixXd& m) {  // from the upper 
   return full;
 }
 
+// the same random states in Pinocchio's coordinates (q, v, a) and in casdyn's (cq, cv, ca:
+// reordered through ORDER.txt)
+struct States {
+  std::vector<Eigen::VectorXd> q, v, a, cq, cv, ca;
+};
+
 static void time_derivatives(const pinocchio::Model& model, pinocchio::Data& data, void* lib,
-                             const std::vector<Eigen::VectorXd>& q,
-                             const std::vector<Eigen::VectorXd>& v,
-                             const std::vector<Eigen::VectorXd>& a,
-                             const std::vector<Eigen::VectorXd>& cq,
-                             const std::vector<Eigen::VectorXd>& cv,
-                             const std::vector<Eigen::VectorXd>& ca,
-                             const std::vector<int>& order_v, int rounds, int calls) {
+                             const States& s, const std::vector<int>& order_v, int rounds,
+                             int calls) {
   const int n = model.nv;
   Generated did(lib, "inverse_dynamics_derivatives_nofext"),
       dfd(lib, "forward_dynamics_derivatives_nofext");
@@ -78,22 +79,22 @@ static void time_derivatives(const pinocchio::Model& model, pinocchio::Data& dat
   double diff[2] = {0, 0};
   const std::string id_name = "inverse_dynamics_derivatives_nofext",
                     fd_name = "forward_dynamics_derivatives_nofext";
-  did({cq[0].data(), cv[0].data(), ca[0].data()}, {o1.data(), o2.data(), o3.data()});
-  pinocchio::computeRNEADerivatives(model, data, q[0], v[0], a[0]);
+  did({s.cq[0].data(), s.cv[0].data(), s.ca[0].data()}, {o1.data(), o2.data(), o3.data()});
+  pinocchio::computeRNEADerivatives(model, data, s.q[0], s.v[0], s.a[0]);
   diff[0] = std::max({matrix_diff(did.dense(lib, id_name, 0, o1.data()).data(), permuted(data.dtau_dq, order_v), false),
                       matrix_diff(did.dense(lib, id_name, 1, o2.data()).data(), permuted(data.dtau_dv, order_v), false),
                       matrix_diff(did.dense(lib, id_name, 2, o3.data()).data(), permuted(symmetric(data.M), order_v), false)});
-  dfd({cq[0].data(), cv[0].data(), ca[0].data()}, {o1.data(), o2.data(), o3.data()});
-  pinocchio::computeABADerivatives(model, data, q[0], v[0], a[0]);
+  dfd({s.cq[0].data(), s.cv[0].data(), s.ca[0].data()}, {o1.data(), o2.data(), o3.data()});
+  pinocchio::computeABADerivatives(model, data, s.q[0], s.v[0], s.a[0]);
   diff[1] = std::max({matrix_diff(dfd.dense(lib, fd_name, 0, o1.data()).data(), permuted(data.ddq_dq, order_v), false),
                       matrix_diff(dfd.dense(lib, fd_name, 1, o2.data()).data(), permuted(data.ddq_dv, order_v), false),
                       matrix_diff(dfd.dense(lib, fd_name, 2, o3.data()).data(), permuted(symmetric(data.Minv), order_v), false)});
   std::vector<double> t[4];
   for (int r = 0; r < rounds; ++r) {
-    t[0].push_back(time_calls(calls, [&](int k) { did({cq[k].data(), cv[k].data(), ca[k].data()}, {o1.data(), o2.data(), o3.data()}); sink = sink + o1[0]; }));
-    t[1].push_back(time_calls(calls, [&](int k) { pinocchio::computeRNEADerivatives(model, data, q[k], v[k], a[k]); sink = sink + data.dtau_dq(0, 0); }));
-    t[2].push_back(time_calls(calls, [&](int k) { dfd({cq[k].data(), cv[k].data(), ca[k].data()}, {o1.data(), o2.data(), o3.data()}); sink = sink + o1[0]; }));
-    t[3].push_back(time_calls(calls, [&](int k) { pinocchio::computeABADerivatives(model, data, q[k], v[k], a[k]); sink = sink + data.ddq_dq(0, 0); }));
+    t[0].push_back(time_calls(calls, [&](int k) { did({s.cq[k].data(), s.cv[k].data(), s.ca[k].data()}, {o1.data(), o2.data(), o3.data()}); sink = sink + o1[0]; }));
+    t[1].push_back(time_calls(calls, [&](int k) { pinocchio::computeRNEADerivatives(model, data, s.q[k], s.v[k], s.a[k]); sink = sink + data.dtau_dq(0, 0); }));
+    t[2].push_back(time_calls(calls, [&](int k) { dfd({s.cq[k].data(), s.cv[k].data(), s.ca[k].data()}, {o1.data(), o2.data(), o3.data()}); sink = sink + o1[0]; }));
+    t[3].push_back(time_calls(calls, [&](int k) { pinocchio::computeABADerivatives(model, data, s.q[k], s.v[k], s.a[k]); sink = sink + data.ddq_dq(0, 0); }));
   }
   std::printf("dID %.2f %.2f %.3g\n", median(t[0]), median(t[1]), diff[0]);
   std::printf("dFD %.2f %.2f %.3g\n", median(t[2]), median(t[3]), diff[1]);
@@ -103,21 +104,16 @@ static void time_derivatives(const pinocchio::Model& model, pinocchio::Data& dat
 // casdyn's output m (nv x nv^2, column k nv + j holding [:, j, k]) against Pinocchio's tensor
 // m through the order, [i, j, k] = Pinocchio's [order[i], order[j], order[k]]
 static void time_second(const pinocchio::Model& model, pinocchio::Data& data, void* lib,
-                        const std::vector<Eigen::VectorXd>& q,
-                        const std::vector<Eigen::VectorXd>& v,
-                        const std::vector<Eigen::VectorXd>& a,
-                        const std::vector<Eigen::VectorXd>& cq,
-                        const std::vector<Eigen::VectorXd>& cv,
-                        const std::vector<Eigen::VectorXd>& ca,
-                        const std::vector<int>& order_v, int rounds, int calls) {
+                        const States& s, const std::vector<int>& order_v, int rounds,
+                        int calls) {
   const int n = model.nv;
   const std::string name = "inverse_dynamics_second_derivatives_nofext";
   Generated so(lib, name);
   std::vector<double> o[4];
   for (auto& out : o) out.resize(static_cast<size_t>(n) * n * n);
   volatile double sink = 0;
-  so({cq[0].data(), cv[0].data(), ca[0].data()}, {o[0].data(), o[1].data(), o[2].data(), o[3].data()});
-  pinocchio::ComputeRNEASecondOrderDerivatives(model, data, q[0], v[0], a[0]);
+  so({s.cq[0].data(), s.cv[0].data(), s.ca[0].data()}, {o[0].data(), o[1].data(), o[2].data(), o[3].data()});
+  pinocchio::ComputeRNEASecondOrderDerivatives(model, data, s.q[0], s.v[0], s.a[0]);
   const Eigen::Tensor<double, 3>* theirs[4] = {&data.d2tau_dqdq, &data.d2tau_dvdv, &data.d2tau_dqdv,
                                                &data.d2tau_dadq};
   double diff = 0;
@@ -131,8 +127,8 @@ static void time_second(const pinocchio::Model& model, pinocchio::Data& data, vo
   }
   std::vector<double> t[2];
   for (int r = 0; r < rounds; ++r) {
-    t[0].push_back(time_calls(calls, [&](int k) { so({cq[k].data(), cv[k].data(), ca[k].data()}, {o[0].data(), o[1].data(), o[2].data(), o[3].data()}); sink = sink + o[0][0]; }));
-    t[1].push_back(time_calls(calls, [&](int k) { pinocchio::ComputeRNEASecondOrderDerivatives(model, data, q[k], v[k], a[k]); sink = sink + data.d2tau_dqdq(0, 0, 0); }));
+    t[0].push_back(time_calls(calls, [&](int k) { so({s.cq[k].data(), s.cv[k].data(), s.ca[k].data()}, {o[0].data(), o[1].data(), o[2].data(), o[3].data()}); sink = sink + o[0][0]; }));
+    t[1].push_back(time_calls(calls, [&](int k) { pinocchio::ComputeRNEASecondOrderDerivatives(model, data, s.q[k], s.v[k], s.a[k]); sink = sink + data.d2tau_dqdq(0, 0, 0); }));
   }
   std::printf("d2ID %.2f %.2f %.3g\n", median(t[0]), median(t[1]), diff);
 }
@@ -153,15 +149,16 @@ int main(int argc, char** argv) {
 
   std::vector<int> order_q(model.nq), order_v(n);
   read_order(argc == 7 ? argv[6] : nullptr, order_q, order_v);  // floating base: reordered
-  std::vector<Eigen::VectorXd> q(16), v(16), a(16), cq(16), cv(16), ca(16);
+  States s;
   for (int k = 0; k < 16; ++k) {
-    q[k] = pinocchio::randomConfiguration(model);
-    v[k] = Eigen::VectorXd::Random(n);
-    a[k] = Eigen::VectorXd::Random(n);
-    cq[k] = reordered(q[k], order_q);
-    cv[k] = reordered(v[k], order_v);
-    ca[k] = reordered(a[k], order_v);
+    s.q.push_back(pinocchio::randomConfiguration(model));
+    s.v.push_back(Eigen::VectorXd::Random(n));
+    s.a.push_back(Eigen::VectorXd::Random(n));
+    s.cq.push_back(reordered(s.q[k], order_q));
+    s.cv.push_back(reordered(s.v[k], order_v));
+    s.ca.push_back(reordered(s.a[k], order_v));
   }
+  const auto &q = s.q, &v = s.v, &a = s.a, &cq = s.cq, &cv = s.cv, &ca = s.ca;
   std::vector<double> out(n * n);
   volatile double sink = 0;
 
@@ -190,9 +187,9 @@ int main(int argc, char** argv) {
   const char* names[3] = {"ID", "FD", "M"};
   for (int k = 0; k < 3; ++k)
     std::printf("%s %.2f %.2f %.3g\n", names[k], median(t[2 * k]), median(t[2 * k + 1]), diff[k]);
-  if (derivatives) time_derivatives(model, data, lib, q, v, a, cq, cv, ca, order_v, rounds, calls);
+  if (derivatives) time_derivatives(model, data, lib, s, order_v, rounds, calls);
   if (argc >= 6 && std::string(argv[5]) == "second")
-    time_second(model, data, lib, q, v, a, cq, cv, ca, order_v, rounds, calls);
+    time_second(model, data, lib, s, order_v, rounds, calls);
   if (argc >= 6 && std::string(argv[5]) == "regressor")
     time_regressor(model, data, lib, q, v, a, rounds, calls);
   return 0;
