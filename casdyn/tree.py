@@ -419,6 +419,7 @@ RigidBodyTree.function.__doc__ = (RigidBodyTree.function.__doc__ or "") + descri
 
 def _tensors(results, nv: int):
     """Second-order derivatives as ``(..., nv, nv, nv)`` arrays from the registered
-    Function's ``nv x nv^2`` layout (symbolic results as they are)."""
-    return tuple(np.swapaxes(r.reshape(*r.shape[:-2], nv, nv, nv), -1, -2)
-                 if isinstance(r, np.ndarray) else r for r in results)
+    Function's ``nv x nv^2`` layout, of the kind the call returned (NumPy, or a GPU batch's
+    CuPy, PyTorch or JAX arrays); symbolic results as they are."""
+    return tuple(r if isinstance(r, (ca.SX, ca.MX, ca.DM)) else
+                 r.reshape(*r.shape[:-2], nv, nv, nv).swapaxes(-1, -2) for r in results)

@@ -90,6 +90,33 @@ def test_the_functions_layout_is_the_methods_tensors(robot):
             assert np.array_equal(matrix[:, k * nv + j], tensor[:, j, k])
 
 
+class Foreign:
+    """An array of another library (as a GPU batch returns: CuPy, PyTorch, JAX), with the
+    methods they share."""
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+        self.shape = array.shape
+
+    def reshape(self, *shape) -> Foreign:
+        return Foreign(self.array.reshape(*shape))
+
+    def swapaxes(self, a: int, b: int) -> Foreign:
+        return Foreign(self.array.swapaxes(a, b))
+
+
+def test_a_gpu_batchs_arrays_become_the_same_tensors(robot, monkeypatch):
+    rng = np.random.default_rng(4)
+    q = np.array([robot.random_configuration(rng) for _ in range(3)])
+    qd, qdd = rng.normal(size=(2, 3, robot.nv))
+    want = robot.inverse_dynamics_second_derivatives(q, qd, qdd)
+    call = robot._call
+    monkeypatch.setattr(robot, "_call", lambda *a, **k: tuple(map(Foreign, call(*a, **k))))
+    got = robot.inverse_dynamics_second_derivatives(q, qd, qdd)
+    for g, w in zip(got, want, strict=True):
+        assert isinstance(g, Foreign) and np.array_equal(g.array, w)
+
+
 def ad_of_the_first_order(robot, dynamics: str, q, qd, x, fext) -> list[np.ndarray]:
     """The four tensors as CasADi's AD of the first-order Function: along ``q`` as the
     Jacobian of ``first(q ⊕ v)`` in ``v`` at ``v = 0`` (through the ``integrate`` Function),
