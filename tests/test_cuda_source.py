@@ -22,7 +22,8 @@ F64 = 1e-14
 
 def _robot_functions(robot) -> dict[str, ca.Function]:
     """Registered Functions of every kind: dynamics, kinematics, Jacobians, contacts,
-    centroidal, identification, both first-order derivatives, an RK4 step."""
+    centroidal, identification, both first-order derivatives, the second-order inverse
+    dynamics ones (the forward dynamics' too on the fixed-base arm), an RK4 step."""
     body = robot.body_names[-1]
     functions = {
         "id": robot.function("inverse_dynamics"),
@@ -38,7 +39,10 @@ def _robot_functions(robot) -> dict[str, ca.Function]:
         "contact": robot.function("contact_dynamics",
                                   contacts=(casdyn.Contact(body, "point", (0.0, 0.0, 0.05)),)),
         "rk4": casdyn.integrators.rk4_step(robot, 0.01),
+        "d2id": robot.function("inverse_dynamics_second_derivatives"),
     }
+    if not robot.floating_base:  # solo12's: 315,796 instructions, long to compile as C++
+        functions["d2fd"] = robot.function("forward_dynamics_second_derivatives")
     if robot.floating_base:  # an OCP's stage: a contact step of casdyn.ocp, two feet held
         from casdyn.ocp import ContactModel
 

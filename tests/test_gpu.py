@@ -90,6 +90,24 @@ def test_kernels_agree_with_the_cpu(name, cupy):
                 assert_close(cupy.asnumpy(g[k]), w[k])
 
 
+def test_second_order_kernels_agree_with_the_cpu(cupy):
+    """The UR5e's (solo12's inverse-dynamics tensors: tests/test_cuda_source.py, emulated on
+    the CPU; NVRTC took 262 s for their 47,199 instructions on an H100)."""
+    functions = ["inverse_dynamics_second_derivatives", "forward_dynamics_second_derivatives"]
+    robot = _robot("ur5e")
+    reference = _robot("ur5e")
+    robot.compile(functions, device="cuda")
+    q, qd, x = _batch(robot, 100)
+    for function in functions:
+        got = getattr(robot, function)(*map(cupy.asarray, (q, qd, x)))
+        want = getattr(reference, function)(q, qd, x)
+        assert len(got) == len(want) == 4, function
+        for g, w in zip(got, want, strict=True):  # (samples, nv, nv, nv) tensors
+            assert isinstance(g, cupy.ndarray) and g.shape == w.shape, function
+            for k in range(len(q)):
+                assert_close(cupy.asnumpy(g[k]), w[k])
+
+
 def test_arrays_of_every_kind_in_and_out(cupy):
     robot = casdyn.load_robot("ur5e").compile(["inverse_dynamics"], device="cuda")
     q, qd, qdd = _batch(robot, 1000)
