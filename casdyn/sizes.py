@@ -57,3 +57,11 @@ CUDA_STAGE = 12_000
 # the square of the length (0.3 s for TALOS's FD, 9,758 instructions)
 CUDA_REORDER = CUDA_STAGE
 CUDA_REORDER_ALIVE = 200
+# A stage writing this many outputs or more writes them through an address computation NVVM
+# does not see into (codegen.cuda_prelude's casdyn_mad): its strength reduction of the
+# outputs' addresses takes time that grows with the square of their number (NVRTC to PTX,
+# one stage of solo12's second-order ID derivatives: 2,916 outputs 53 s against 2.7 s,
+# 1,956 outputs 14 s). On an H100 (docs/gpu.md), every output so written: those derivatives
+# compiled in 57 instead of 174 s and ran in 105.5 against 103.6 ns per sample, the floating
+# TALOS's M (688 outputs) in 3.0 instead of 8.7 s, 4.53 against 4.35 ns per sample
+CUDA_FAR_OUTPUTS = 1_000

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import casdyn
+from casdyn import sizes
 from casdyn.codegen import cuda, nvrtc
 
 # f64: the same operations in the same order as CasADi's evaluation, rounding aside
@@ -243,6 +244,26 @@ def test_nvrtc_compiles_the_source_of_an_export(tmp_path, arch):
     assert b"arm_inverse_dynamics_f64" in cubin
     with pytest.raises(casdyn.DeviceError, match="could not compile"):
         nvrtc.compile_cuda(text + "\nthis is not C++;\n", "broken", arch)
+
+
+@pytest.mark.slow  # compiles kernels as C++ and for sm_90
+def test_stages_with_many_outputs_write_them_through_the_far_accessor(tmp_path, monkeypatch):
+    """Their results are the same, as C++ and as PTX that NVRTC accepts (the accessor's
+    multiply-add is inline PTX on the device)."""
+    robot = casdyn.load_robot("ur5e")
+    function = robot.function("inverse_dynamics_derivatives", fext=False)
+    monkeypatch.setattr(sizes, "CUDA_FAR_OUTPUTS", 50)  # stages of 23 and 82 outputs
+    parts, lib = _build({"did": function}, tmp_path, stage=1500)
+    kernels = parts["did"].kernel_texts["float64"]
+    assert any("casdyn_strided_out_far<" in k for k in kernels)
+    assert not all("casdyn_strided_out_far<" in k for k in kernels)
+    inputs = _inputs(function, 4, np.random.default_rng(2))
+    for actual, expected in zip(_emulate(lib, parts["did"], inputs, 4),
+                                _reference(function, inputs, 4), strict=True):
+        assert _relative(actual, expected) <= F64
+    for program, name in zip(parts["did"].programs("float64"), parts["did"].kernels("float64"),
+                             strict=True):
+        assert nvrtc.compile_cuda(program, name, "sm_90")[:4] == b"\x7fELF"
 
 
 def test_export_cuda_writes_a_source_and_header_that_build_as_cpp(tmp_path):

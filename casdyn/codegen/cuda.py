@@ -291,13 +291,17 @@ def function_source(function: ca.Function, symbol: str, *,
         declared = f"  T {', '.join(f'w{s}' for s in range(slots))};\n" if slots else ""
         parts.append(_STAGE.format(symbol=symbol, j=j, declarations=declared,
                                    body="\n".join(body)))
+    # stages that write many outputs: their addresses out of NVVM's sight (see PRELUDE)
+    ends = [*starts[1:], len(listed)]
+    far = [sum(listed[k].op == ca.OP_OUTPUT for k in range(first, stop))
+           >= sizes.CUDA_FAR_OUTPUTS for first, stop in zip(starts, ends, strict=True)]
     params = _parameters(n_in, n_out, mid > 0)
     text = "".join(parts) + _device_function(symbol, len(starts), n_in, n_out, mid)
     kernel_texts = {}
     for precision, (real, suffix) in PRECISIONS.items():
         guard = f"CASDYN_NO_{precision.upper()}"
-        kernels = [_kernel(symbol, suffix, real, j, len(starts), n_in, n_out, mid)
-                   for j in range(len(starts))]
+        kernels = [_kernel(symbol, suffix, real, j, len(starts), n_in, n_out, mid,
+                           far[j]) for j in range(len(starts))]
         kernel_texts[precision] = tuple(kernels)
         text += f"#ifndef {guard}\n" + "".join(kernels) + _launcher(
             symbol, suffix, real, len(starts), params) + _emulation(
@@ -341,7 +345,7 @@ def _device_function(symbol: str, stages: int, n_in: int, n_out: int, mid: int) 
 
 
 def _kernel(symbol: str, suffix: str, real: str, j: int, stages: int, n_in: int, n_out: int,
-            mid: int) -> str:
+            mid: int, far: bool = False) -> str:
     name = f"{symbol}_{suffix}" + (f"_stage{j}" if stages > 1 else "")
     params = _declare(_parameters(n_in, n_out, mid > 0), real)
     ins = ", ".join(f"x{i}" for i in range(n_in)) or "0"
@@ -363,7 +367,7 @@ def _kernel(symbol: str, suffix: str, real: str, j: int, stages: int, n_in: int,
         f"  const long long ys[{max(n_out, 1)}] = {{{out_strides}}};\n"
         f"  const long long ye[{max(n_out, 1)}] = {{{out_elements}}};\n"
         f"  casdyn_strided_in<{real}> x{{xp, xs, xe, k}};\n"
-        f"  casdyn_strided_out<{real}> y{{yp, ys, ye, k, dense}};\n"
+        f"  casdyn_strided_out{'_far' if far else ''}<{real}> y{{yp, ys, ye, k, dense}};\n"
         f"{scratch}  {symbol}_stage{j}<{real}>(x, y, m);\n}}\n")
 
 

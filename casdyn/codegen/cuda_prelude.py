@@ -41,6 +41,20 @@ template <typename T> __device__ __forceinline__ void casdyn_sincos(T x, T* s, T
 template <typename T> inline void casdyn_sincos(T x, T* s, T* c) { *s = sin(x); *c = cos(x); }
 #endif
 
+/* a * b + c, on the device out of the compiler's sight: NVVM's strength reduction of many
+   addresses a_j * b + c (constants a_j, b known at run time only) takes time that grows with
+   the square of their number. The kernels of stages with many outputs write through it
+   (casdyn_strided_out_far below; codegen.cuda, sizes.CUDA_FAR_OUTPUTS) */
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+__device__ __forceinline__ long long casdyn_mad(long long a, long long b, long long c) {
+  long long r;
+  asm("mad.lo.s64 %0, %1, %2, %3;" : "=l"(r) : "l"(a), "l"(b), "l"(c));
+  return r;
+}
+#else
+inline long long casdyn_mad(long long a, long long b, long long c) { return a * b + c; }
+#endif
+
 /* how a stage reads inputs (x), writes outputs (y) and keeps values between stages (m) */
 template <typename T> struct casdyn_dense_in {
   const T* const* arg;
@@ -64,6 +78,12 @@ template <typename T> struct casdyn_strided_out {
   T* const* p; const long long* sample; const long long* element; long long k; int dense;
   __device__ void operator()(int i, long long c, long long place, T v) const {
     p[i][k * sample[i] + (dense ? place : c) * element[i]] = v;
+  }
+};
+template <typename T> struct casdyn_strided_out_far {
+  T* const* p; const long long* sample; const long long* element; long long k; int dense;
+  __device__ void operator()(int i, long long c, long long place, T v) const {
+    p[i][casdyn_mad(dense ? place : c, element[i], k * sample[i])] = v;
   }
 };
 template <typename T> struct casdyn_none {
