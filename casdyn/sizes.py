@@ -63,5 +63,6 @@ CUDA_REORDER_ALIVE = 200
 # one stage of solo12's second-order ID derivatives: 2,916 outputs 53 s against 2.7 s,
 # 1,956 outputs 14 s). On an H100 (docs/gpu.md), every output so written: those derivatives
 # compiled in 57 instead of 174 s and ran in 105.5 against 103.6 ns per sample, the floating
-# TALOS's M (688 outputs) in 3.0 instead of 8.7 s, 4.53 against 4.35 ns per sample
+# TALOS's M (688 outputs) in 3.0 instead of 8.7 s, 4.53 against 4.35 ns per sample: under
+# this many, seconds of compilation are kept rather than that 4 %
 CUDA_FAR_OUTPUTS = 1_000

@@ -89,10 +89,10 @@ def _emulate(lib, part: cuda.CudaFunction, inputs, n: int, precision="float64",
         else:
             args += [pointer(np.ascontiguousarray(value, dtype=real)),
                      ctypes.c_longlong(value.shape[1]), ctypes.c_longlong(1)]
-    sizes = part.dense_out if dense else part.nnz_out
+    counts = part.dense_out if dense else part.nnz_out
     outputs = [np.zeros((size, n) if layout == "soa" else (n, size), dtype=real)
-               for size in sizes]
-    for out, size in zip(outputs, sizes, strict=True):
+               for size in counts]
+    for out, size in zip(outputs, counts, strict=True):
         strides = (1, n) if layout == "soa" else (size, 1)
         args += [pointer(out), ctypes.c_longlong(strides[0]), ctypes.c_longlong(strides[1])]
     if part.mid:
@@ -258,9 +258,15 @@ def test_stages_with_many_outputs_write_them_through_the_far_accessor(tmp_path, 
     assert any("casdyn_strided_out_far<" in k for k in kernels)
     assert not all("casdyn_strided_out_far<" in k for k in kernels)
     inputs = _inputs(function, 4, np.random.default_rng(2))
-    for actual, expected in zip(_emulate(lib, parts["did"], inputs, 4),
-                                _reference(function, inputs, 4), strict=True):
-        assert _relative(actual, expected) <= F64
+    expected = _reference(function, inputs, 4)
+    for layout in ("aos", "soa"):
+        got = _emulate(lib, parts["did"], inputs, 4, layout=layout)
+        for actual, want in zip(got, expected, strict=True):
+            assert _relative(actual, want) <= F64, layout
+    dense = _emulate(lib, parts["did"], inputs, 4, dense=True)  # the outputs' dense places
+    for j, (actual, want) in enumerate(zip(dense, expected, strict=True)):
+        full = np.array([np.array(ca.DM(function.sparsity_out(j), row)) for row in want])
+        assert _relative(actual, full.reshape(4, -1)) <= F64
     for program, name in zip(parts["did"].programs("float64"), parts["did"].kernels("float64"),
                              strict=True):
         assert nvrtc.compile_cuda(program, name, "sm_90")[:4] == b"\x7fELF"

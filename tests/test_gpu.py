@@ -91,8 +91,9 @@ def test_kernels_agree_with_the_cpu(name, cupy):
 
 
 def test_second_order_kernels_agree_with_the_cpu(cupy):
-    """The UR5e's (solo12's inverse-dynamics tensors: tests/test_cuda_source.py, emulated on
-    the CPU; NVRTC took 262 s for their 47,199 instructions on an H100)."""
+    """The UR5e's (solo12's inverse-dynamics tensors are emulated on the CPU in
+    tests/test_cuda_source.py: their 47,199 instructions take NVRTC about a minute on an
+    H100, docs/gpu.md)."""
     functions = ["inverse_dynamics_second_derivatives", "forward_dynamics_second_derivatives"]
     robot = _robot("ur5e")
     reference = _robot("ur5e")

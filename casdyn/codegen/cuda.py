@@ -283,18 +283,16 @@ def function_source(function: ca.Function, symbol: str, *,
         cols = function.size_out(i)[1]
         rows, columns = function.sparsity_out(i).get_triplet()
         dense_place.append([r * cols + c for r, c in zip(rows, columns, strict=True)])
-    parts = []
+    parts, far = [], []  # far: the stage writes many outputs (see PRELUDE's casdyn_mad)
     for j, first in enumerate(starts):
         stop = starts[j + 1] if j + 1 < len(starts) else len(listed)
+        far.append(sum(listed[k].op == ca.OP_OUTPUT for k in range(first, stop))
+                   >= sizes.CUDA_FAR_OUTPUTS)
         body, slots = _statements(listed, first, stop, loads, stores, dense_place,
                                    pairs)
         declared = f"  T {', '.join(f'w{s}' for s in range(slots))};\n" if slots else ""
         parts.append(_STAGE.format(symbol=symbol, j=j, declarations=declared,
                                    body="\n".join(body)))
-    # stages that write many outputs: their addresses out of NVVM's sight (see PRELUDE)
-    ends = [*starts[1:], len(listed)]
-    far = [sum(listed[k].op == ca.OP_OUTPUT for k in range(first, stop))
-           >= sizes.CUDA_FAR_OUTPUTS for first, stop in zip(starts, ends, strict=True)]
     params = _parameters(n_in, n_out, mid > 0)
     text = "".join(parts) + _device_function(symbol, len(starts), n_in, n_out, mid)
     kernel_texts = {}
