@@ -255,8 +255,8 @@ def test_stages_with_many_outputs_write_them_through_the_far_accessor(tmp_path, 
     monkeypatch.setattr(sizes, "CUDA_FAR_OUTPUTS", 50)  # stages of 23 and 82 outputs
     parts, lib = _build({"did": function}, tmp_path, stage=1500)
     kernels = parts["did"].kernel_texts["float64"]
-    assert any("casdyn_strided_out_far<" in k for k in kernels)
-    assert not all("casdyn_strided_out_far<" in k for k in kernels)
+    assert any("casdyn_strided_out<double, true>" in k for k in kernels)
+    assert not all("casdyn_strided_out<double, true>" in k for k in kernels)
     inputs = _inputs(function, 4, np.random.default_rng(2))
     expected = _reference(function, inputs, 4)
     for layout in ("aos", "soa"):

@@ -365,7 +365,7 @@ def _kernel(symbol: str, suffix: str, real: str, j: int, stages: int, n_in: int,
         f"  const long long ys[{max(n_out, 1)}] = {{{out_strides}}};\n"
         f"  const long long ye[{max(n_out, 1)}] = {{{out_elements}}};\n"
         f"  casdyn_strided_in<{real}> x{{xp, xs, xe, k}};\n"
-        f"  casdyn_strided_out{'_far' if far else ''}<{real}> y{{yp, ys, ye, k, dense}};\n"
+        f"  casdyn_strided_out<{real}{', true' if far else ''}> y{{yp, ys, ye, k, dense}};\n"
         f"{scratch}  {symbol}_stage{j}<{real}>(x, y, m);\n}}\n")
 
 

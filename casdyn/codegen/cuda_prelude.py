@@ -44,7 +44,7 @@ template <typename T> inline void casdyn_sincos(T x, T* s, T* c) { *s = sin(x); 
 /* a * b + c, on the device out of the compiler's sight: NVVM's strength reduction of many
    addresses a_j * b + c (constants a_j, b known at run time only) takes time that grows with
    the square of their number. The kernels of stages with many outputs write through it
-   (casdyn_strided_out_far below; codegen.cuda, sizes.CUDA_FAR_OUTPUTS) */
+   (casdyn_strided_out<T, true> below; codegen.cuda, sizes.CUDA_FAR_OUTPUTS) */
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 __device__ __forceinline__ long long casdyn_mad(long long a, long long b, long long c) {
   long long r;
@@ -74,16 +74,11 @@ template <typename T> struct casdyn_strided_in {
     return p[i][k * sample[i] + c * element[i]];
   }
 };
-template <typename T> struct casdyn_strided_out {
+template <typename T, bool Far = false> struct casdyn_strided_out {
   T* const* p; const long long* sample; const long long* element; long long k; int dense;
   __device__ void operator()(int i, long long c, long long place, T v) const {
-    p[i][k * sample[i] + (dense ? place : c) * element[i]] = v;
-  }
-};
-template <typename T> struct casdyn_strided_out_far {
-  T* const* p; const long long* sample; const long long* element; long long k; int dense;
-  __device__ void operator()(int i, long long c, long long place, T v) const {
-    p[i][casdyn_mad(dense ? place : c, element[i], k * sample[i])] = v;
+    const long long e = dense ? place : c;
+    p[i][Far ? casdyn_mad(e, element[i], k * sample[i]) : k * sample[i] + e * element[i]] = v;
   }
 };
 template <typename T> struct casdyn_none {
