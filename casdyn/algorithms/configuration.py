@@ -107,10 +107,10 @@ def tangent_jacobian(model: Model, expression: SX, q: SX) -> SX:
     """``d/dh expression(q ⊕ h)`` at ``h = 0`` (k x nv) for an ``expression`` (k x 1) of the
     symbol ``q``: :func:`in_tangent_space` of its Jacobian in ``q``, but differentiated
     through ``q ⊕ h``, whose derivatives at ``h = 0`` fold to constants: a smaller graph
-    where ``q`` has quaternions (the floating solo12's inverse-dynamics ``d tau/dq``: 4,788
-    instructions against 5,254), though not everywhere (its contact-dynamics derivatives,
-    whose ``J^T lam`` and foot accelerations keep :func:`in_tangent_space`: 88,017 against
-    87,803)."""
+    where ``q`` has quaternions (the floating solo12's inverse-dynamics ``d tau/dq``, with
+    CSE and without external forces: 4,834 instructions against 5,254), though not
+    everywhere (its contact-dynamics derivatives, whose ``J^T lam`` and foot accelerations
+    keep :func:`in_tangent_space`: 88,017 against 87,803)."""
     if is_vector_space(model):
         return ca.jacobian(expression, q)
     h = SX.sym("h", model.nv)
